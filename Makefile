@@ -1,0 +1,36 @@
+# molprop — set-up, service and tests. Every target creates its own environment.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8000
+STAMP  := $(VENV)/.installed
+
+.PHONY: install serve test lint bench pretrained clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "torch==2.13.0"
+	$(PY) -m pip install -q -e ".[api,notebooks,dev]"
+	touch $(STAMP)
+
+serve: install
+	MOLPROP_MODEL_DIR=$${MOLPROP_MODEL_DIR:-pretrained} $(VENV)/bin/uvicorn api.main:app --host 127.0.0.1 --port $(PORT)
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider tests
+
+lint: install
+	$(VENV)/bin/ruff check molprop api tests benchmarks
+
+bench: install
+	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) -m benchmarks.run_all
+
+pretrained: install
+	$(PY) -m molprop.pretrained_recipes
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,5 @@
+"""Parsing and standardisation of chemical inputs."""
+
+from molprop.chem.smiles import canonical_smiles, inchikey, parse_smiles
+
+__all__ = ["parse_smiles", "canonical_smiles", "inchikey"]

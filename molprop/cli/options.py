@@ -1,0 +1,91 @@
+"""Argument groups shared by training-like subcommands (train, pretrain, finetune)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from molprop.featurize import FeaturizerConfig
+from molprop.models.config import ModelConfig, TrainConfig
+
+_M = ModelConfig.__dataclass_fields__
+_T = TrainConfig()
+
+
+def add_data_args(p: argparse.ArgumentParser, targets_required: bool = True) -> None:
+    g = p.add_argument_group("data")
+    g.add_argument("--data", required=True, help="CSV (or SDF / extxyz with --featurizer 3d)")
+    g.add_argument("--smiles-column", default="smiles", help="column with SMILES (default: smiles)")
+    g.add_argument("--target-columns", nargs="+", required=targets_required, help="target column(s)")
+    g.add_argument("--task-type", choices=["regression", "classification"], default="regression")
+    g.add_argument("--units", nargs="+", default=[], help="unit of each target (for the card)")
+    g.add_argument("--invalid", choices=["skip", "error"], default="skip",
+                   help="invalid rows: report and skip (default) or stop")  # fmt: skip
+    g.add_argument("--featurizer", default="2d", help="2d (RDKit graph, default) or 3d")
+    g.add_argument("--featurizer-params", default="{}", help="JSON dict of featurizer options")
+    g.add_argument("--per-atom", action="store_true",
+                   help="extensive target: train on target / n_atoms, report totals")  # fmt: skip
+
+
+def add_split_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("split")
+    g.add_argument("--split-type", choices=["random", "scaffold", "column"], default="scaffold")
+    g.add_argument("--split-sizes", nargs=3, type=float, default=[0.8, 0.1, 0.1])
+    g.add_argument("--split-column", default=None, help="column of train/val/test labels")
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--model", choices=["esa", "nsa"], default=_M["token_kind"].default)
+    g.add_argument("--layers", default=_M["layers"].default, help="e.g. 'MSMSMP S'")
+    g.add_argument("--hidden-dim", type=int, default=_M["hidden_dim"].default)
+    g.add_argument("--heads", type=int, default=_M["heads"].default)
+    g.add_argument("--num-seeds", type=int, default=_M["num_seeds"].default)
+    g.add_argument("--mlp", choices=["standard", "swiglu"], default=_M["mlp_kind"].default)
+    g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
+    g.add_argument("--dropout", type=float, default=_M["dropout"].default)
+    g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
+    g.add_argument("--no-size-path", action="store_true", help="disable the size signal")
+
+
+def add_train_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("training")
+    g.add_argument("--epochs", type=int, default=_T.epochs)
+    g.add_argument("--batch-size", type=int, default=_T.batch_size)
+    g.add_argument("--lr", type=float, default=_T.lr)
+    g.add_argument("--weight-decay", type=float, default=_T.weight_decay)
+    g.add_argument("--patience", type=int, default=_T.patience, help="early-stopping patience")
+    g.add_argument("--ensemble-size", type=int, default=_T.ensemble_size)
+    g.add_argument("--seed", type=int, default=_T.seed)
+    g.add_argument("--bf16", action="store_true", help="bf16 autocast")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def model_overrides(args: argparse.Namespace) -> dict:
+    return {
+        "token_kind": args.model,
+        "layers": args.layers,
+        "hidden_dim": args.hidden_dim,
+        "heads": args.heads,
+        "num_seeds": args.num_seeds,
+        "mlp_kind": args.mlp,
+        "pre_ln": not args.post_ln,
+        "dropout": args.dropout,
+        "attn_dropout": args.attn_dropout,
+        "size_path": not args.no_size_path,
+    }
+
+
+def train_config(args: argparse.Namespace) -> TrainConfig:
+    return TrainConfig(
+        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+        weight_decay=args.weight_decay, patience=args.patience, bf16=args.bf16,
+        seed=args.seed, ensemble_size=args.ensemble_size,
+    )  # fmt: skip
+
+
+def featurizer_config(args: argparse.Namespace) -> FeaturizerConfig:
+    params = json.loads(args.featurizer_params)
+    if getattr(args, "cutoff", None) is not None:
+        params["cutoff"] = args.cutoff
+    return FeaturizerConfig(kind=args.featurizer, params=params)

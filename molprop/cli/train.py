@@ -1,0 +1,41 @@
+"""``molprop train``: train an ESA/NSA model (or ensemble) on a table and write an artifact."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from molprop.cli.options import (
+    add_data_args, add_model_args, add_split_args, add_train_args, featurizer_config,
+    model_overrides, train_config,
+)  # fmt: skip
+
+
+def add_parser(sub, name: str) -> None:
+    p = sub.add_parser(name, help="train a model on a CSV", description=__doc__)
+    add_data_args(p)
+    add_split_args(p)
+    add_model_args(p)
+    add_train_args(p)
+    p.add_argument("--cutoff", type=float, default=None, help="3D radius-graph cutoff (Å)")
+    p.add_argument("--name", default="", help="model name stored in the artifact")
+    p.add_argument("--out", required=True, help="artifact directory to write")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from molprop.pipelines.train import TrainRequest, run_train
+
+    request = TrainRequest(
+        data=args.data, smiles_column=args.smiles_column, target_columns=args.target_columns,
+        out=args.out, task_type=args.task_type, split_type=args.split_type,
+        split_sizes=tuple(args.split_sizes), split_column=args.split_column,
+        featurizer=featurizer_config(args), model=model_overrides(args),
+        train=train_config(args), invalid=args.invalid, units=args.units, name=args.name,
+        per_atom=args.per_atom, progress=not args.no_progress,
+    )  # fmt: skip
+    metrics = run_train(request)
+    summary = {part: metrics[part]["ensemble"] for part in ("train", "val", "test")}
+    print(json.dumps(summary, indent=2))
+    print(f"artifact written to {args.out}")
+    return 0

@@ -1,0 +1,104 @@
+"""Datasets and size-bucketed batching.
+
+Padding to a batch's largest graph wastes most of the work when sizes vary, so batches are
+built from graphs of similar token count: always sorted for prediction, and for training
+shuffled within large random pools before sorting (then the batch order is shuffled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from molprop.data.batch import GraphBatch, collate_graphs
+from molprop.featurize.molgraph import MolGraph
+
+
+class GraphDataset(Dataset):
+    """Graphs with optional (n, T) targets (scaled) and (n, A) extra features."""
+
+    def __init__(
+        self,
+        graphs: Sequence[MolGraph],
+        targets: np.ndarray | None = None,
+        extra: np.ndarray | None = None,
+    ) -> None:
+        self.graphs = list(graphs)
+        self.targets = None if targets is None else np.asarray(targets, dtype=np.float32)
+        self.extra = None if extra is None else np.asarray(extra, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def __getitem__(self, i: int) -> int:
+        return i
+
+    def sizes(self) -> np.ndarray:
+        """Token count proxy used for bucketing: directed edges + nodes."""
+        return np.asarray([g.n_edges + g.n_nodes for g in self.graphs])
+
+    def collate(self, indices: Sequence[int]) -> GraphBatch:
+        idx = np.asarray(indices, dtype=np.int64)
+        return collate_graphs(
+            [self.graphs[i] for i in idx],
+            None if self.targets is None else self.targets[idx],
+            None if self.extra is None else self.extra[idx],
+        )
+
+
+class SizeBucketBatchSampler(Sampler[list[int]]):
+    """Batches of similar-size graphs.
+
+    ``shuffle=False``: indices sorted by size, cut into batches (deterministic).
+    ``shuffle=True``: each epoch, a random permutation is cut into pools of
+    ``pool_batches * batch_size``; each pool is sorted by size and cut into batches; the batch
+    order is shuffled. Seeded by ``seed + epoch``.
+    """
+
+    def __init__(
+        self,
+        sizes: np.ndarray,
+        batch_size: int,
+        shuffle: bool,
+        seed: int = 0,
+        pool_batches: int = 16,
+    ) -> None:
+        self.sizes = np.asarray(sizes)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.seed = seed
+        self.pool_batches = pool_batches
+        self.epoch = 0
+
+    def __len__(self) -> int:
+        return int(np.ceil(len(self.sizes) / self.batch_size))
+
+    def _cut(self, order: np.ndarray) -> list[list[int]]:
+        return [order[i : i + self.batch_size].tolist() for i in range(0, len(order), self.batch_size)]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        if not self.shuffle:
+            yield from self._cut(np.argsort(self.sizes, kind="stable"))
+            return
+        rng = np.random.default_rng(self.seed + self.epoch)
+        self.epoch += 1
+        perm = rng.permutation(len(self.sizes))
+        pool = self.batch_size * self.pool_batches
+        batches: list[list[int]] = []
+        for start in range(0, len(perm), pool):
+            chunk = perm[start : start + pool]
+            batches += self._cut(chunk[np.argsort(self.sizes[chunk], kind="stable")])
+        for i in rng.permutation(len(batches)):
+            yield batches[i]
+
+
+def make_loader(
+    dataset: GraphDataset, batch_size: int, shuffle: bool, seed: int = 0
+) -> DataLoader:
+    sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=shuffle, seed=seed)
+    return DataLoader(dataset, batch_sampler=sampler, collate_fn=dataset.collate, num_workers=0)
+
+
+__all__ = ["GraphDataset", "SizeBucketBatchSampler", "make_loader"]

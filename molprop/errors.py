@@ -1,0 +1,26 @@
+"""Typed errors raised across molprop.
+
+Every error carries a human-readable message that names the offending row, column or value.
+"""
+
+from __future__ import annotations
+
+
+class MolpropError(Exception):
+    """Base class of all molprop errors."""
+
+
+class InvalidInputError(MolpropError, ValueError):
+    """An input (SMILES, structure, file row) cannot be turned into a graph."""
+
+
+class ConfigError(MolpropError, ValueError):
+    """A configuration value is inconsistent or unsupported."""
+
+
+class ArtifactError(MolpropError):
+    """A model artifact is missing, corrupt, or does not match the code."""
+
+
+class DataError(MolpropError, ValueError):
+    """A data file is malformed (missing column, no valid rows, ...)."""

@@ -1,0 +1,83 @@
+"""Model artifacts: a directory with ``config.json`` and one ``model.safetensors`` per member.
+
+Layout::
+
+    DIR/config.json                      ArtifactConfig (model, featurizer, task + scaler, ...)
+    DIR/members/<i>/model.safetensors    weights of ensemble member i
+    DIR/metrics.json, split.csv, card.md (written by the pipelines)
+
+Loading reads JSON and safetensors only: nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from molprop.errors import ArtifactError
+from molprop.models.config import ArtifactConfig
+from molprop.models.model import MolPropModel
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+
+
+def member_path(directory: Path, i: int) -> Path:
+    return Path(directory) / "members" / str(i) / WEIGHTS_NAME
+
+
+def save_artifact(directory: str | Path, config: ArtifactConfig, members: Sequence[MolPropModel]) -> Path:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if len(members) != config.n_members:
+        raise ArtifactError(f"config says {config.n_members} members, got {len(members)}")
+    (directory / CONFIG_NAME).write_text(json.dumps(config.to_dict(), indent=2))
+    for i, model in enumerate(members):
+        path = member_path(directory, i)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+        save_file(state, str(path), metadata={"format": "pt", "member": str(i)})
+    return directory
+
+
+def load_config(directory: str | Path) -> ArtifactConfig:
+    path = Path(directory) / CONFIG_NAME
+    if not path.exists():
+        raise ArtifactError(f"no {CONFIG_NAME} in {directory}: not a molprop artifact")
+    try:
+        return ArtifactConfig.from_dict(json.loads(path.read_text()))
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ArtifactError(f"corrupt {path}: {exc}") from exc
+
+
+def load_state_strict(model: torch.nn.Module, state: dict[str, torch.Tensor], origin: str) -> None:
+    """Load ``state`` requiring exactly the model's keys and shapes (errors name the keys)."""
+    own = model.state_dict()
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    shape = sorted(k for k in set(own) & set(state) if own[k].shape != state[k].shape)
+    if missing or unexpected or shape:
+        raise ArtifactError(
+            f"weights in {origin} do not match the model: missing keys {missing}, "
+            f"unexpected keys {unexpected}, shape mismatch {shape}"
+        )
+    model.load_state_dict(state, strict=True)
+
+
+def load_members(directory: str | Path, config: ArtifactConfig | None = None) -> list[MolPropModel]:
+    directory = Path(directory)
+    config = config or load_config(directory)
+    members = []
+    for i in range(config.n_members):
+        path = member_path(directory, i)
+        if not path.exists():
+            raise ArtifactError(f"missing weights {path}")
+        model = MolPropModel(config.model)
+        load_state_strict(model, load_file(str(path)), str(path))
+        model.eval()
+        members.append(model)
+    return members

@@ -1,0 +1,173 @@
+"""Model, task and artifact configuration: frozen dataclasses <-> JSON."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from molprop.errors import ConfigError
+
+SCHEMA_VERSION = 1
+TASK_TYPES = ("regression", "classification")
+
+
+def _from_dict(cls: type, data: dict[str, Any]) -> Any:
+    known = {f.name for f in fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"unknown {cls.__name__} keys: {sorted(unknown)}")
+    return cls(**data)
+
+
+def parse_layers(pattern: str) -> tuple[str, str]:
+    """Split a layer pattern such as ``"MSMSMP S"`` into encoder (``"MSMSM"``) and the SAB
+    blocks over the seeds after ``P`` (``"S"``). Spaces are ignored; exactly one ``P``."""
+    compact = re.sub(r"\s+", "", pattern.upper())
+    if compact.count("P") != 1 or set(compact) - set("MSP"):
+        raise ConfigError(
+            f"layer pattern {pattern!r} must use M, S and exactly one P (e.g. 'MSMSMP S')"
+        )
+    encoder, decoder = compact.split("P")
+    if not encoder:
+        raise ConfigError(f"layer pattern {pattern!r} has no encoder layers before P")
+    if set(decoder) - {"S"}:
+        raise ConfigError(f"only S layers may follow P in {pattern!r}")
+    return encoder, decoder
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Architecture of one ESA/NSA model.
+
+    ``token_kind`` esa|nsa; ``layers`` e.g. ``"MSMSMP S"``; ``size_path`` gives the head
+    log1p(token and node counts) and a scaled token sum (see ``molprop.nn.readout``);
+    ``n_extra`` per-graph features appended before the head (label/embedding augmentation).
+    """
+
+    node_dim: int
+    edge_dim: int
+    n_tasks: int
+    task_type: str = "regression"
+    token_kind: str = "esa"
+    hidden_dim: int = 128
+    heads: int = 8
+    layers: str = "MSMSMP S"
+    num_seeds: int = 32
+    mlp_kind: str = "standard"
+    mlp_mult: int = 2
+    pre_ln: bool = True
+    dropout: float = 0.0
+    attn_dropout: float = 0.0
+    size_path: bool = True
+    n_extra: int = 0
+    head_hidden: int = 256
+
+    def __post_init__(self) -> None:
+        parse_layers(self.layers)
+        if self.token_kind not in ("esa", "nsa"):
+            raise ConfigError(f"model must be 'esa' or 'nsa', got {self.token_kind!r}")
+        if self.task_type not in TASK_TYPES:
+            raise ConfigError(f"task type must be one of {TASK_TYPES}, got {self.task_type!r}")
+        if self.hidden_dim % self.heads:
+            raise ConfigError(f"hidden dim {self.hidden_dim} not divisible by {self.heads} heads")
+        if self.mlp_kind not in ("standard", "swiglu"):
+            raise ConfigError(f"MLP kind must be standard or swiglu, got {self.mlp_kind!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """What the model predicts: target names, units, type, scaling, per-atom training."""
+
+    target_names: tuple[str, ...]
+    task_type: str = "regression"
+    units: tuple[str, ...] = ()
+    scaler_mean: tuple[float, ...] = ()
+    scaler_std: tuple[float, ...] = ()
+    per_atom: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskConfig:
+        data = dict(data)
+        for key in ("target_names", "units", "scaler_mean", "scaler_std"):
+            if key in data:
+                data[key] = tuple(data[key])
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings (stored in the artifact for provenance)."""
+
+    epochs: int = 100
+    batch_size: int = 64
+    lr: float = 1e-4
+    weight_decay: float = 1e-2
+    patience: int = 20
+    lr_patience: int = 8
+    grad_clip: float = 0.5
+    bf16: bool = False
+    seed: int = 0
+    ensemble_size: int = 1
+    warmup_epochs: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        return _from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class ArtifactConfig:
+    """Everything ``config.json`` holds; enough to rebuild featuriser, model and scaler."""
+
+    model: ModelConfig
+    task: TaskConfig
+    featurizer: dict[str, Any]
+    train: dict[str, Any] = field(default_factory=dict)
+    n_members: int = 1
+    name: str = ""
+    version: str = "1"
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "name": self.name,
+            "version": self.version,
+            "n_members": self.n_members,
+            "model": self.model.to_dict(),
+            "task": self.task.to_dict(),
+            "featurizer": self.featurizer,
+            "train": self.train,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArtifactConfig:
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ConfigError(f"artifact schema version {version} unsupported (need {SCHEMA_VERSION})")
+        return cls(
+            model=ModelConfig.from_dict(data["model"]),
+            task=TaskConfig.from_dict(data["task"]),
+            featurizer=dict(data["featurizer"]),
+            train=dict(data.get("train", {})),
+            n_members=int(data.get("n_members", 1)),
+            name=str(data.get("name", "")),
+            version=str(data.get("version", "1")),
+            extra=dict(data.get("extra", {})),
+        )

@@ -1,0 +1,50 @@
+"""Batched, size-sorted forward passes of one or several members (used by evaluation and
+inference). Returns values in the model's output space (scaled regression / logits)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from molprop.data.loader import GraphDataset, SizeBucketBatchSampler
+from molprop.featurize.molgraph import MolGraph
+from molprop.models.model import MolPropModel
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@torch.inference_mode()
+def forward_members(
+    members: Sequence[MolPropModel],
+    graphs: Sequence[MolGraph],
+    batch_size: int = 256,
+    extra: np.ndarray | None = None,
+    device: torch.device | None = None,
+    embed: bool = False,
+) -> np.ndarray:
+    """-> (n_members, n_graphs, n_tasks) raw outputs (or embeddings if ``embed``), in input order."""
+    device = device or default_device()
+    dataset = GraphDataset(graphs, extra=extra)
+    sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=False)
+    outputs: list[np.ndarray] = []
+    for model in members:
+        model.to(device).eval()
+        dim = model.embedding_dim if embed else model.config.n_tasks
+        out = np.zeros((len(graphs), dim), dtype=np.float64)
+        for idx in sampler:
+            batch = dataset.collate(idx).to(device)
+            res = model.embed(batch) if embed else model(batch)
+            out[np.asarray(idx)] = res.float().cpu().numpy()
+        outputs.append(out)
+    return np.stack(outputs) if outputs else np.zeros((0, len(graphs), 0))
+
+
+def to_target_space(raw: np.ndarray, task_type: str, mean: Sequence[float], std: Sequence[float]) -> np.ndarray:
+    """Model outputs -> target units (regression) or probabilities (classification)."""
+    if task_type == "classification":
+        return 1.0 / (1.0 + np.exp(-raw))
+    return raw * np.asarray(std) + np.asarray(mean)

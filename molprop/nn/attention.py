@@ -1,0 +1,110 @@
+"""Attention blocks of ESA/NSA (Set Transformer style): MHA, MLP, MAB, SAB, PMA.
+
+MAB(X, Y, mask):  H = X + MHA(LN(X), LN(Y), mask);  out = H + MLP(LN(H))      (pre-LN)
+                  H = LN(X + MHA(X, Y, mask));     out = LN(H + MLP(H))       (post-LN)
+SAB(X)  = MAB(X, X, padding mask)            M-block = MAB(X, X, structure mask)
+PMA(X)  = MAB(S, X, padding mask) with k learnable seeds S.
+
+Masks are boolean, True = may attend; shape (B, Lq or 1, Lk), broadcast (not repeated)
+over heads inside ``scaled_dot_product_attention``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MLP(nn.Module):
+    """``standard``: Linear-GELU-Dropout-Linear; ``swiglu``: (SiLU(xW) * xV) U."""
+
+    def __init__(self, dim: int, mult: int = 2, kind: str = "standard", dropout: float = 0.0):
+        super().__init__()
+        hidden = dim * mult
+        self.kind = kind
+        if kind == "swiglu":
+            self.gate = nn.Linear(dim, 2 * hidden)
+        elif kind == "standard":
+            self.gate = nn.Linear(dim, hidden)
+        else:
+            raise ValueError(f"unknown MLP kind {kind!r} (standard, swiglu)")
+        self.out = nn.Linear(hidden, dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.gate(x)
+        if self.kind == "swiglu":
+            a, b = h.chunk(2, dim=-1)
+            h = F.silu(a) * b
+        else:
+            h = F.gelu(h)
+        return self.out(self.dropout(h))
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, dim: int, heads: int, dropout: float = 0.0):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"hidden dim {dim} is not divisible by {heads} heads")
+        self.heads = heads
+        self.q = nn.Linear(dim, dim)
+        self.kv = nn.Linear(dim, 2 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.dropout = dropout
+
+    def forward(self, xq: torch.Tensor, xkv: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, lq, d = xq.shape
+        lk = xkv.shape[1]
+        h = self.heads
+        q = self.q(xq).view(b, lq, h, d // h).transpose(1, 2)  # (B, H, Lq, d/H)
+        k, v = self.kv(xkv).view(b, lk, 2, h, d // h).permute(2, 0, 3, 1, 4)  # 2 x (B, H, Lk, d/H)
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask[:, None], dropout_p=self.dropout if self.training else 0.0
+        )  # (B, H, Lq, d/H)
+        return self.proj(out.transpose(1, 2).reshape(b, lq, d))
+
+
+class MAB(nn.Module):
+    """Multihead attention block (see module docstring)."""
+
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        mlp_mult: int = 2,
+        mlp_kind: str = "standard",
+        pre_ln: bool = True,
+        dropout: float = 0.0,
+        attn_dropout: float = 0.0,
+    ):
+        super().__init__()
+        self.pre_ln = pre_ln
+        self.ln_q = nn.LayerNorm(dim)
+        self.ln_kv = nn.LayerNorm(dim) if pre_ln else nn.Identity()
+        self.ln_mlp = nn.LayerNorm(dim)
+        self.attn = MultiHeadAttention(dim, heads, attn_dropout)
+        self.mlp = MLP(dim, mlp_mult, mlp_kind, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.pre_ln:
+            h = x + self.dropout(self.attn(self.ln_q(x), self.ln_kv(y), mask))
+            return h + self.dropout(self.mlp(self.ln_mlp(h)))
+        h = self.ln_q(x + self.dropout(self.attn(x, y, mask)))
+        return self.ln_mlp(h + self.dropout(self.mlp(h)))
+
+
+class PMA(nn.Module):
+    """Pooling by multihead attention with ``num_seeds`` learnable seed vectors."""
+
+    def __init__(self, dim: int, num_seeds: int, **mab_kwargs):
+        super().__init__()
+        self.seeds = nn.Parameter(torch.empty(1, num_seeds, dim))
+        nn.init.xavier_uniform_(self.seeds)
+        self.mab = MAB(dim, **mab_kwargs)
+
+    def forward(self, x: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
+        """x: (B, L, d); key_mask: (B, 1, L) -> (B, k, d)."""
+        seeds = self.seeds.expand(x.shape[0], -1, -1)
+        return self.mab(seeds, x, key_mask)

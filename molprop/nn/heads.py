@@ -1,0 +1,34 @@
+"""Prediction head: graph embedding (+ optional extra features) -> one output per task.
+
+Regression heads predict standardised targets; classification heads predict logits
+(binary / multilabel, trained with BCE-with-logits). Missing labels are masked in the loss.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class PredictionHead(nn.Module):
+    def __init__(self, in_dim: int, hidden: int, n_tasks: int, dropout: float = 0.0):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(in_dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, n_tasks)
+        )
+
+    def forward(self, embedding: torch.Tensor) -> torch.Tensor:
+        return self.net(embedding)
+
+
+def masked_loss(
+    pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, task_type: str
+) -> torch.Tensor:
+    """Mean loss over labelled entries only. pred/target/mask: (B, T)."""
+    if task_type == "classification":
+        per = F.binary_cross_entropy_with_logits(pred, target, reduction="none")
+    else:
+        per = F.mse_loss(pred, target, reduction="none")
+    weight = mask.to(per.dtype)
+    return (per * weight).sum() / weight.sum().clamp_min(1.0)

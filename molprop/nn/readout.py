@@ -1,0 +1,45 @@
+"""Readout: PMA over tokens -> SABs over the seeds -> mean over seeds (+ the size path).
+
+With padding masked everywhere, every attention output is a weighted *mean* of token values,
+so attention pooling alone cannot tell a molecule's size (it cannot count). The size path
+gives the head an explicit, batch-independent size signal:
+``[log1p(n_tokens), log1p(n_nodes), W · (sum of token states / SUM_SCALE)]``.
+Disable it (``size_path=False``) for intensive targets of periodic systems, where a supercell
+must give the same prediction as its cell.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from molprop.data.batch import GraphBatch
+from molprop.nn.attention import MAB, PMA
+from molprop.nn.edge_sets import TokenSet
+
+#: Fixed divisor of the token-state sum (a typical drug-like molecule has 30-100 tokens).
+SUM_SCALE = 32.0
+
+
+class AttentionReadout(nn.Module):
+    def __init__(self, dim: int, num_seeds: int, decoder: str, size_path: bool, **mab_kwargs):
+        super().__init__()
+        self.pma = PMA(dim, num_seeds, **mab_kwargs)
+        self.sabs = nn.ModuleList(MAB(dim, **mab_kwargs) for _ in decoder)
+        self.norm = nn.LayerNorm(dim)
+        self.size_path = size_path
+        self.size_proj = nn.Linear(dim, dim) if size_path else None
+        self.out_dim = 2 * dim + 2 if size_path else dim
+
+    def forward(self, h: torch.Tensor, tokens: TokenSet, batch: GraphBatch) -> torch.Tensor:
+        """h: (B, L_max, d) -> graph embedding (B, out_dim)."""
+        seeds = self.pma(h, tokens.padding_mask)  # (B, k, d)
+        seed_mask = torch.ones(seeds.shape[0], 1, seeds.shape[1], dtype=torch.bool, device=h.device)
+        for sab in self.sabs:
+            seeds = sab(seeds, seeds, seed_mask)
+        pooled = self.norm(seeds.mean(dim=1))  # (B, d)
+        if not self.size_path:
+            return pooled
+        total = (h * tokens.valid[..., None]).sum(dim=1) / SUM_SCALE  # (B, d)
+        counts = torch.stack([tokens.n_tokens, batch.n_nodes], dim=-1).to(h.dtype)
+        return torch.cat([pooled, self.size_proj(total), torch.log1p(counts)], dim=-1)

@@ -1,0 +1,126 @@
+"""Shared training machinery: fit one member with Lightning, evaluate members on a split."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import torch
+from lightning.pytorch.callbacks import EarlyStopping
+from lightning.pytorch.loggers import CSVLogger
+
+from molprop.data.loader import GraphDataset, make_loader
+from molprop.featurize.molgraph import MolGraph
+from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
+from molprop.models.lightning_module import LitMolProp
+from molprop.models.model import MolPropModel
+from molprop.models.predict import forward_members, to_target_space
+from molprop.pipelines.metrics import compute_metrics
+
+log = logging.getLogger(__name__)
+
+for _name in ("lightning.pytorch", "lightning.fabric", "lightning"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+warnings.filterwarnings("ignore", ".*does not have many workers.*")
+warnings.filterwarnings("ignore", ".*number of training batches.*")
+
+
+def per_atom_counts(graphs: Sequence[MolGraph]) -> np.ndarray:
+    return np.asarray([g.n_nodes for g in graphs], dtype=np.float64)[:, None]
+
+
+def fit_member(
+    model: MolPropModel,
+    train: GraphDataset,
+    val: GraphDataset | None,
+    cfg: TrainConfig,
+    seed: int,
+    log_dir: Path | None = None,
+    progress: bool = True,
+    max_epochs: int | None = None,
+) -> tuple[MolPropModel, dict]:
+    """Train ``model`` in place (weights of the best validation epoch are restored).
+
+    Without a validation set the training loss is monitored and the last epoch's weights kept
+    if it is the best. Returns the model and a summary (best epoch, epochs run, seconds).
+    """
+    L.seed_everything(seed, workers=True, verbose=False)
+    monitor = "val_loss" if val is not None and len(val) > 0 else "train_loss"
+    lit = LitMolProp(model, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                     lr_patience=cfg.lr_patience, monitor=monitor)  # fmt: skip
+    callbacks = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
+    logger = CSVLogger(str(log_dir), name="", version="") if log_dir is not None else False
+    trainer = L.Trainer(
+        max_epochs=max_epochs or cfg.epochs,
+        accelerator="auto",
+        devices=1,
+        precision="bf16-mixed" if cfg.bf16 else "32-true",
+        gradient_clip_val=cfg.grad_clip,
+        callbacks=callbacks,
+        logger=logger,
+        enable_checkpointing=False,
+        enable_progress_bar=progress and not os.environ.get("MOLPROP_NO_PROGRESS"),
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        use_distributed_sampler=False,
+        log_every_n_steps=1,
+    )
+    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=seed)
+    val_loader = make_loader(val, cfg.batch_size, shuffle=False) if monitor == "val_loss" else None
+    start = time.perf_counter()
+    trainer.fit(lit, train_loader, val_loader)
+    seconds = time.perf_counter() - start
+    lit.restore_best()
+    model.cpu().eval()
+    summary = {
+        "best_epoch": lit.best_epoch,
+        "best_" + monitor: lit.best_score,
+        "epochs_run": trainer.current_epoch,
+        "seconds": round(seconds, 2),
+    }
+    log.info("member trained: %s", summary)
+    return model, summary
+
+
+def predict_targets(
+    members: Sequence[MolPropModel],
+    graphs: Sequence[MolGraph],
+    task: TaskConfig,
+    extra: np.ndarray | None = None,
+    batch_size: int = 256,
+) -> np.ndarray:
+    """-> (n_members, n, T) predictions in target units (totals when ``per_atom``)."""
+    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra)
+    values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
+    if task.per_atom and task.task_type == "regression":
+        values = values * per_atom_counts(graphs)[None]
+    return values
+
+
+def evaluate_split(
+    members: Sequence[MolPropModel],
+    graphs: Sequence[MolGraph],
+    targets: np.ndarray,
+    task: TaskConfig,
+    extra: np.ndarray | None = None,
+) -> dict:
+    """Ensemble and per-member metrics on one part of the data."""
+    if len(graphs) == 0:
+        return {"ensemble": {"n": 0}, "members": []}
+    preds = predict_targets(members, graphs, task, extra)
+    names = list(task.target_names)
+    return {
+        "ensemble": compute_metrics(targets, preds.mean(0), task.task_type, names),
+        "members": [compute_metrics(targets, p, task.task_type, names) for p in preds],
+    }
+
+
+def build_model(config: ModelConfig, seed: int) -> MolPropModel:
+    torch.manual_seed(seed)
+    return MolPropModel(config)
