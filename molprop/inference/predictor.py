@@ -19,6 +19,7 @@ from molprop.data.table import featurize_rows
 from molprop.errors import ArtifactError, InvalidInputError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.featurize.molgraph import MolGraph
+from molprop.inference.domain import ApplicabilityDomain
 from molprop.models.artifact import load_config, load_members
 from molprop.models.config import ArtifactConfig
 from molprop.pipelines.training import predict_targets
@@ -58,6 +59,8 @@ class Predictor:
         self.config = config
         self.members = members
         self.featurizer = build_featurizer(FeaturizerConfig.from_dict(config.featurizer))
+        self._augment_source = None  # transfer learning: pretrained model making extra inputs
+        self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path) -> Predictor:
@@ -97,7 +100,8 @@ class Predictor:
         if ok:
             graphs = [items[i] for i in ok]
             try:
-                preds = predict_targets(self.members, graphs, self.config.task, batch_size=batch_size)
+                preds = predict_targets(self.members, graphs, self.config.task,
+                                        self.augment_features(graphs), batch_size=batch_size)  # fmt: skip
             except Exception as exc:  # a model failure is reported per row, never raised
                 log.exception("prediction failed")
                 status[ok], error[ok] = STATUS_ERROR, f"model failure: {type(exc).__name__}: {exc}"
@@ -116,13 +120,34 @@ class Predictor:
         frame["error"] = error
         return frame
 
+    def augment_features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
+        """Extra per-graph inputs of a label/embed-augmented fine-tuned model (made by the
+        pretrained artifact stored inside it), or None for ordinary models."""
+        spec = self.config.extra.get("augment")
+        if not spec:
+            return None
+        from molprop.transfer.strategies import PretrainedSource, augmentation_features
+
+        if self._augment_source is None:
+            self._augment_source = PretrainedSource(self.directory / spec["source"])
+        return augmentation_features(spec, self.directory, graphs, self._augment_source)
+
     def predict(self, smiles: Sequence[str] | str, batch_size: int = 256) -> pd.DataFrame:
         """SMILES -> DataFrame with ``smiles``, one column per target, ``<target>_std`` for
         ensembles, ``status`` and ``error``; row i is input i."""
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         out = self.predict_graphs(self.featurize(smiles), batch_size=batch_size)
         out.insert(0, "smiles", smiles)
+        self._add_domain(out, smiles)
         return out
+
+    def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> None:
+        """Add the bool ``in_domain`` column (False for failed rows) if the artifact has a
+        domain (see :mod:`molprop.inference.domain`)."""
+        if self.domain is not None:
+            ok = (out["status"] == STATUS_OK).to_numpy()
+            text = [s if isinstance(s, str) else "" for s in smiles]
+            out["in_domain"] = ok & self.domain.in_domain(text)
 
     def predict_frame(self, frame: pd.DataFrame, smiles_column: str, batch_size: int = 256) -> pd.DataFrame:
         """Input columns followed by prediction columns (clashing names are overwritten)."""
@@ -130,4 +155,5 @@ class Predictor:
         out = frame.reset_index(drop=True).copy()
         for col in preds.columns:
             out[col] = preds[col].values
+        self._add_domain(out, frame[smiles_column].tolist())
         return out

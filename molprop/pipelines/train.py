@@ -18,10 +18,17 @@ from molprop.data.splits import Split, make_split
 from molprop.data.table import MoleculeTable, load_molecule_table
 from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
+from molprop.inference.domain import add_domain_to_artifact
 from molprop.models.artifact import save_artifact
 from molprop.models.config import ArtifactConfig, ModelConfig, TaskConfig, TrainConfig
 from molprop.models.model import MolPropModel
-from molprop.pipelines.training import build_model, evaluate_split, fit_member, per_atom_counts
+from molprop.pipelines.training import (
+    build_model,
+    evaluate_split,
+    fit_member,
+    is_global_zero,
+    per_atom_counts,
+)  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +145,8 @@ def run_train(request: TrainRequest) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     table = load_table(request)
     split = split_table(request, table)
-    write_split(out, table, split)
+    if is_global_zero():  # data parallel: only rank 0 writes files
+        write_split(out, table, split)
     task = make_task(request, training_targets(table, request.per_atom)[split.train])
     g0 = table.graphs[0]
     model_config = ModelConfig(node_dim=g0.x.shape[1], edge_dim=g0.edge_attr.shape[1],
@@ -147,6 +155,8 @@ def run_train(request: TrainRequest) -> dict:
     members, summaries = train_members(model_config, table, split, task, request.train, out,
                                        request.progress)  # fmt: skip
     metrics = evaluate_parts(members, table, split, task)
+    if not is_global_zero():
+        return metrics
     metrics["training"] = {
         "members": summaries,
         "wall_seconds": round(time.perf_counter() - start, 1),
@@ -164,6 +174,8 @@ def run_train(request: TrainRequest) -> dict:
         extra={"split_type": request.split_type, "data": str(request.data) if not isinstance(request.data, pd.DataFrame) else "<DataFrame>"},
     )
     save_artifact(out, artifact, members)
+    if request.featurizer.kind == "2d":  # applicability domain over the training SMILES
+        add_domain_to_artifact(out, [table.smiles[i] for i in split.train])
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     log.info("test metrics: %s", metrics["test"]["ensemble"])
     return metrics

@@ -1,0 +1,157 @@
+"""Applicability domain: is a query molecule close enough to the training set?
+
+Criterion (documented in every model card): a molecule is *in domain* when its maximum Tanimoto
+similarity to the training-set molecules, on Morgan fingerprints (radius 2, 2048 bits, RDKit),
+is at least the artifact's ``threshold``. The threshold is calibrated on the training set itself:
+the 5th percentile of each training molecule's leave-one-out nearest-neighbour similarity, so
+that a query counts as in domain when it is at least as close to the training data as 95% of
+the training molecules are to each other. The ensemble spread is reported next to it (as
+``uncertainty``) and is not folded into the flag.
+
+Storage: ``domain.safetensors`` in the artifact directory, one tensor ``fingerprints`` of shape
+``(n_train, n_bits / 8)`` uint8 (bits packed with ``numpy.packbits``) and metadata strings
+``radius``, ``n_bits``, ``threshold``, ``percentile``, ``n_train``. No pickle.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from rdkit import DataStructs
+from rdkit.Chem import rdFingerprintGenerator
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+
+from molprop.chem.smiles import parse_smiles
+from molprop.errors import ArtifactError, InvalidInputError
+
+log = logging.getLogger(__name__)
+
+DOMAIN_NAME = "domain.safetensors"
+RADIUS, N_BITS, PERCENTILE = 2, 2048, 5.0
+_CHUNK = 32  # query rows per block: (chunk, n_train, n_words) uint64, ~27 MB for 3,400 train
+
+
+def fingerprint_bits(smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS) -> np.ndarray:
+    """SMILES -> (n, n_bits / 8) uint8 packed Morgan bits; an unparsable SMILES gives all zeros."""
+    generator = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
+    out = np.zeros((len(smiles), n_bits // 8), dtype=np.uint8)
+    for i, smi in enumerate(smiles):
+        try:
+            mol = parse_smiles(smi)
+        except InvalidInputError:
+            continue
+        bits = np.zeros(n_bits, dtype=np.uint8)
+        DataStructs.ConvertToNumpyArray(generator.GetFingerprint(mol), bits)
+        out[i] = np.packbits(bits)
+    return out
+
+
+def _words(packed: np.ndarray) -> np.ndarray:
+    """(n, n_bytes) uint8 -> (n, n_bytes / 8) uint64 view for fast popcounts."""
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+def tanimoto_max(
+    queries: np.ndarray, reference: np.ndarray, exclude_self: bool = False
+) -> np.ndarray:
+    """Max Tanimoto similarity of each query to ``reference``.
+
+    Shapes:
+        queries: (q, n_bytes) uint8 packed bits; reference: (r, n_bytes) uint8.
+        returns: (q,) float64 in [0, 1]; 0 for an empty query fingerprint.
+        ``exclude_self``: queries *are* the reference (row i is not compared with itself).
+    """
+    q, r = _words(queries), _words(reference)
+    q_count = np.bitwise_count(q).sum(1).astype(np.int64)
+    r_count = np.bitwise_count(r).sum(1).astype(np.int64)
+    out = np.zeros(len(q))
+    for start in range(0, len(q), _CHUNK):
+        block = q[start : start + _CHUNK]
+        inter = np.bitwise_count(block[:, None, :] & r[None, :, :]).sum(2).astype(np.int64)
+        union = q_count[start : start + _CHUNK, None] + r_count[None, :] - inter
+        sim = np.where(union > 0, inter / np.maximum(union, 1), 0.0)
+        if exclude_self:
+            rows = np.arange(len(block))
+            sim[rows, start + rows] = -1.0
+        out[start : start + len(block)] = sim.max(1) if sim.shape[1] else 0.0
+    return np.clip(out, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class ApplicabilityDomain:
+    """Training-set fingerprints and the similarity threshold.
+
+    Shapes:
+        fingerprints: (n_train, n_bits / 8) uint8 packed Morgan bits.
+    """
+
+    fingerprints: np.ndarray
+    threshold: float
+    radius: int = RADIUS
+    n_bits: int = N_BITS
+    percentile: float = PERCENTILE
+
+    @classmethod
+    def fit(cls, train_smiles: Sequence[str], percentile: float = PERCENTILE) -> ApplicabilityDomain:
+        """Fingerprint the training set and calibrate the threshold (see module docstring)."""
+        fps = fingerprint_bits(train_smiles)
+        if len(fps) < 2:
+            raise ArtifactError("the applicability domain needs at least 2 training molecules")
+        loo = tanimoto_max(fps, fps, exclude_self=True)
+        return cls(fps, float(np.percentile(loo, percentile)), percentile=percentile)
+
+    def similarity(self, smiles: Sequence[str]) -> np.ndarray:
+        """(n,) max Tanimoto similarity of each SMILES to the training set (0 if unparsable)."""
+        return tanimoto_max(fingerprint_bits(smiles, self.radius, self.n_bits), self.fingerprints)
+
+    def in_domain(self, smiles: Sequence[str]) -> np.ndarray:
+        """(n,) bool: similarity >= threshold."""
+        return self.similarity(smiles) >= self.threshold
+
+    def save(self, directory: str | Path) -> Path:
+        path = Path(directory) / DOMAIN_NAME
+        meta = {"radius": str(self.radius), "n_bits": str(self.n_bits),
+                "threshold": repr(self.threshold), "percentile": repr(self.percentile),
+                "n_train": str(len(self.fingerprints)), "metric": "max_tanimoto_morgan"}  # fmt: skip
+        save_file({"fingerprints": np.ascontiguousarray(self.fingerprints)}, str(path), meta)
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ApplicabilityDomain | None:
+        """The artifact's domain, or None when it has no ``domain.safetensors``."""
+        path = Path(directory) / DOMAIN_NAME
+        if not path.exists():
+            return None
+        try:
+            with safe_open(str(path), framework="numpy") as handle:
+                meta = handle.metadata() or {}
+            fps = load_file(str(path))["fingerprints"]
+            return cls(fps.astype(np.uint8), float(meta["threshold"]), int(meta["radius"]),
+                       int(meta["n_bits"]), float(meta.get("percentile", PERCENTILE)))  # fmt: skip
+        except (KeyError, ValueError, OSError) as exc:
+            raise ArtifactError(f"corrupt applicability domain {path}: {exc}") from exc
+
+
+def add_domain_to_artifact(directory: str | Path, train_smiles: Sequence[str] | None = None) -> Path:
+    """Write ``domain.safetensors`` into an existing artifact.
+
+    The training molecules are ``train_smiles`` or, by default, the ``train`` rows of the
+    artifact's ``split.csv`` (written by ``molprop train``).
+    """
+    directory = Path(directory)
+    if train_smiles is None:
+        split_path = directory / "split.csv"
+        if not split_path.exists():
+            raise ArtifactError(f"no split.csv in {directory}: pass the training SMILES")
+        split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})
+        train_smiles = split.loc[split["split"] == "train", "smiles"].tolist()
+    domain = ApplicabilityDomain.fit(list(train_smiles))
+    log.info("applicability domain of %s: %d training molecules, threshold %.3f",
+             directory, len(domain.fingerprints), domain.threshold)  # fmt: skip
+    return domain.save(directory)

@@ -1,0 +1,143 @@
+"""Recipes for the models shipped in ``pretrained/`` (``make pretrained``).
+
+Each recipe trains an ensemble of ESA members on a dataset from the repository's ``data/``
+folder with a scaffold split, then adds the applicability-domain file and writes ``card.md``
+from ``metrics.json``. The configuration is deliberately small (CPU-only, a few minutes per
+model) so that the artifacts stay under 10 MB and the whole run is reproducible on a laptop::
+
+    python -m molprop.pretrained_recipes                  # all models
+    python -m molprop.pretrained_recipes solubility       # one model
+    python -m molprop.pretrained_recipes --stage finish   # (re)write domain + card only
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from molprop.models.config import TrainConfig
+
+log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data" / "moleculenet"
+PRETRAINED = REPO / "pretrained"
+
+#: architecture shared by every shipped model (small: CPU inference, < 10 MB per ensemble)
+MODEL = {"hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, "head_hidden": 128}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One shipped model: data, target, unit, task and training budget."""
+
+    name: str
+    data: str
+    smiles_column: str
+    target: str
+    unit: str
+    task_type: str
+    epochs: int
+    description: str
+    source: str
+    licence: str
+    intended_use: str
+    chemprop_reference: str = ""
+
+
+RECIPES: dict[str, Recipe] = {
+    r.name: r
+    for r in (
+        Recipe(
+            "solubility", "delaney_chemprop.csv.gz", "smiles", "logp", "log10(mol/L)",
+            "regression", 60, "aqueous solubility (ESOL)",
+            "ESOL (Delaney 2004), MoleculeNet / chemprop `data/delaney.csv`, 1,128 molecules",
+            "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
+            "ranking small neutral organic molecules by aqueous solubility at 25 °C",
+            "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
+        ),
+        Recipe(
+            "lipophilicity", "lipo_chemprop.csv.gz", "smiles", "lipo", "logD (pH 7.4)",
+            "regression", 30, "octanol/water distribution coefficient at pH 7.4",
+            "Lipophilicity (ChEMBL, AstraZeneca deposition), MoleculeNet / chemprop "
+            "`data/lipo.csv`, 4,200 molecules",
+            "MIT (chemprop repository); ChEMBL data CC BY-SA 3.0",
+            "estimating logD 7.4 of drug-like molecules",
+        ),
+        Recipe(
+            "hydration_free_energy", "freesolv_chemprop.csv.gz", "smiles", "freesolv",
+            "kcal/mol", "regression", 60, "hydration free energy (FreeSolv)",
+            "FreeSolv v0.5 (Mobley & Guthrie 2014), MoleculeNet / chemprop `data/freesolv.csv`, "
+            "642 molecules",
+            "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
+            "estimating hydration free energies of small neutral molecules",
+        ),
+        Recipe(
+            "bbb_penetration", "bbbp.csv.gz", "smiles", "p_np", "probability",
+            "classification", 30, "blood-brain barrier penetration (BBBP)",
+            "BBBP (Martins et al. 2012), MoleculeNet / chemprop `data/bbbp.csv`, 2,039 molecules",
+            "MIT (chemprop repository)",
+            "flagging whether a molecule is likely to penetrate the blood-brain barrier "
+            "(output: probability of the positive class, p_np = 1)",
+        ),
+    )
+}  # fmt: skip
+
+
+def train_config(recipe: Recipe) -> TrainConfig:
+    return TrainConfig(epochs=recipe.epochs, batch_size=64, lr=5e-4, patience=12, lr_patience=5,
+                       seed=0, ensemble_size=3)  # fmt: skip
+
+
+def train(recipe: Recipe, out: Path) -> None:
+    """Train the ensemble of ``recipe`` into ``out`` (replaced if it exists)."""
+    from molprop.pipelines.train import TrainRequest, run_train
+
+    if out.exists():
+        shutil.rmtree(out)
+    request = TrainRequest(
+        data=str(DATA / recipe.data), smiles_column=recipe.smiles_column,
+        target_columns=[recipe.target], out=out, task_type=recipe.task_type,
+        split_type="scaffold", model=dict(MODEL), train=train_config(recipe),
+        units=[recipe.unit], name=recipe.name, progress=False,
+    )  # fmt: skip
+    run_train(request)
+    shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
+
+
+def finish(recipe: Recipe, out: Path) -> None:
+    """Add the applicability domain and write the card (no retraining)."""
+    from molprop.inference.domain import add_domain_to_artifact
+    from molprop.pipelines.card import write_card
+
+    add_domain_to_artifact(out)
+    write_card(out, title=recipe.description, data_source=recipe.source, licence=recipe.licence,
+               intended_use=recipe.intended_use, reference=recipe.chemprop_reference)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", default=list(RECIPES), help="models to build")
+    parser.add_argument("--stage", choices=["all", "train", "finish"], default="all")
+    parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    unknown = sorted(set(args.names) - set(RECIPES))
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; choose from {sorted(RECIPES)}")
+    for name in args.names:
+        recipe, out = RECIPES[name], Path(args.out) / name
+        if args.stage in ("all", "train"):
+            log.info("training %s -> %s", name, out)
+            train(recipe, out)
+        if args.stage in ("all", "finish"):
+            finish(recipe, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
