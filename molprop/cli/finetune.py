@@ -1,0 +1,60 @@
+"""``molprop finetune``: fine-tune a pretrained or shipped model on high-fidelity labels or an
+in-house assay (new column names -> fresh head; default strategy ``full``; without --val the
+data are split (scaffold 0.8/0.1/0.1) and training stops early on the validation loss)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+
+from molprop.cli.options import add_data_args, add_split_args, add_train_args, train_config
+
+
+def add_parser(sub, name: str) -> None:
+    p = sub.add_parser(name, help="fine-tune a pretrained model", description=__doc__,
+                       conflict_handler="resolve")  # fmt: skip
+    p.add_argument("--from", dest="pretrained", required=True,
+                   help="pretrained artifact directory or shipped model name")  # fmt: skip
+    add_data_args(p)
+    add_split_args(p)
+    add_train_args(p)
+    # after add_train_args: this --strategy (transfer strategy) replaces Lightning's, if any
+    p.add_argument("--strategy", dest="transfer_strategy", default="full",
+                   choices=["full", "freeze-encoder", "label-augment", "embed-augment"],
+                   help="fine-tuning strategy (default: full)")  # fmt: skip
+    p.add_argument("--mode", choices=["transductive", "inductive"], default="transductive",
+                   help="label-augment: measured low labels (transductive) or the pretrained "
+                        "model's predictions (inductive)")  # fmt: skip
+    p.add_argument("--low-columns", nargs="+", default=None,
+                   help="measured low-fidelity columns (default: the pretrained targets)")  # fmt: skip
+    p.add_argument("--val", default=None, help="validation CSV (else --data is split)")
+    p.add_argument("--test", default=None, help="test CSV (with --val)")
+    p.add_argument("--name", default="", help="model name stored in the artifact")
+    p.add_argument("--out", required=True, help="artifact directory to write")
+    p.set_defaults(func=run, strategy="auto")
+
+
+def run(args: argparse.Namespace) -> int:
+    from molprop.errors import ConfigError
+    from molprop.pipelines.finetune import FinetuneRequest, run_finetune
+
+    if args.featurizer != "2d" or args.featurizer_params != "{}":
+        raise ConfigError("finetune uses the pretrained model's featurizer; drop --featurizer")
+    cfg = train_config(args)
+    if "strategy" in cfg.__dataclass_fields__:
+        cfg = replace(cfg, strategy="auto")
+    request = FinetuneRequest(
+        pretrained=args.pretrained, data=args.data, target_columns=args.target_columns,
+        out=args.out, smiles_column=args.smiles_column, val_data=args.val, test_data=args.test,
+        strategy=args.transfer_strategy, mode=args.mode, low_columns=args.low_columns,
+        task_type=args.task_type, split_type=args.split_type,
+        split_sizes=tuple(args.split_sizes), split_column=args.split_column, train=cfg,
+        units=args.units, invalid=args.invalid,
+        name=args.name, progress=not args.no_progress,
+    )  # fmt: skip
+    metrics = run_finetune(request)
+    print(json.dumps({p: metrics[p]["ensemble"] for p in ("train", "val", "test") if p in metrics},
+                     indent=2))  # fmt: skip
+    print(f"fine-tuned artifact written to {args.out}")
+    return 0

@@ -1,0 +1,180 @@
+"""``molprop transfer-benchmark``: high-fidelity-only vs. each fine-tuning strategy in both
+modes, plus a linear correction of the measured low label (fitted on the high-fidelity training
+set: the honest transductive bar), over several seeds.
+
+Per seed: one fidelity split per mode (the high-fidelity partition is shared), one pretrained
+model per mode, one fine-tune per strategy, one high-only model. Writes ``results.csv`` (one row
+per run), ``results.md`` (test RMSE / MAE, mean ± sd over seeds) and ``results.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from molprop.data.table import read_table
+from molprop.models.config import TrainConfig
+from molprop.pipelines.finetune import FinetuneRequest, run_finetune
+from molprop.pipelines.metrics import regression_metrics
+from molprop.pipelines.pretrain import run_pretrain
+from molprop.pipelines.train import TrainRequest, run_train
+from molprop.transfer.fidelity_split import MODES, build_fidelity_split
+from molprop.transfer.strategies import STRATEGIES
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BenchmarkRequest:
+    """Data, columns, sizes, seeds and budgets of one benchmark."""
+
+    data: str | Path | pd.DataFrame
+    low_column: str
+    high_column: str
+    high_sizes: tuple[float, float, float]
+    out: str | Path
+    smiles_column: str = "smiles"
+    seeds: Sequence[int] = (0, 1, 2)
+    strategies: Sequence[str] = STRATEGIES
+    modes: Sequence[str] = MODES
+    model: dict[str, Any] = field(default_factory=dict)
+    pretrain: TrainConfig = field(default_factory=TrainConfig)
+    finetune: TrainConfig = field(default_factory=TrainConfig)
+    pretrain_holdout: float = 0.1
+    units: str = ""
+    progress: bool = False
+
+
+def linear_correction(split_dir: Path, low: str, high: str) -> dict[str, float]:
+    """high ≈ a·low + b fitted on train.csv, applied to the measured low labels of test.csv."""
+    train = pd.read_csv(split_dir / "train.csv")
+    test = pd.read_csv(split_dir / "test.csv")
+    a, b = np.polyfit(train[low].to_numpy(float), train[high].to_numpy(float), 1)
+    pred = a * test[low].to_numpy(float) + b
+    return {**regression_metrics(test[high].to_numpy(float), pred), "slope": a, "intercept": b}
+
+
+def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> dict:
+    return {"method": method, "mode": mode, "seed": seed, "rmse": test["rmse"],
+            "mae": test["mae"], "n_test": test.get("n", np.nan), "seconds": round(seconds, 1)}  # fmt: skip
+
+
+def _test_metrics(metrics: dict, high: str) -> dict:
+    ens = metrics["test"]["ensemble"]
+    return {"rmse": ens.get(f"rmse/{high}", ens["rmse"]), "mae": ens.get(f"mae/{high}", ens["mae"]),
+            "n": ens.get("n", np.nan)}  # fmt: skip
+
+
+def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
+    out = Path(request.out) / f"seed_{seed}"
+    low, high = request.low_column, request.high_column
+    rows: list[dict] = []
+    split_dirs = {}
+    for mode in request.modes:
+        split_dirs[mode] = build_fidelity_split(request.data, request.smiles_column, low, high,
+                                                request.high_sizes, mode, seed).write(out / mode / "split")  # fmt: skip
+    first = split_dirs[request.modes[0]]
+    # high-fidelity only: same train/val/test molecules, trained from scratch
+    t = time.perf_counter()
+    parts = [read_table(first / f"{p}.csv").assign(split=p) for p in ("train", "val", "test")]
+    high_only = run_train(TrainRequest(
+        data=pd.concat(parts, ignore_index=True), smiles_column="smiles", target_columns=[high],
+        out=out / "high_only", split_type="column", split_column="split", model=request.model,
+        train=replace(request.finetune, seed=seed), progress=request.progress))  # fmt: skip
+    rows.append(_record("high-only", "-", seed, _test_metrics(high_only, high), time.perf_counter() - t))
+    if "transductive" in split_dirs:
+        lin = linear_correction(split_dirs["transductive"], low, high)
+        rows.append(_record("linear-correction", "transductive", seed, lin, 0.0))
+    for mode, split_dir in split_dirs.items():
+        t = time.perf_counter()
+        pre_dir = out / mode / "pretrained"
+        run_pretrain(TrainRequest(
+            data=split_dir / "pretrain.csv", smiles_column="smiles", target_columns=[low],
+            out=pre_dir, model=request.model, train=replace(request.pretrain, seed=seed),
+            progress=request.progress), request.pretrain_holdout)  # fmt: skip
+        log.info("seed %d %s: pretrained in %.0f s", seed, mode, time.perf_counter() - t)
+        for strategy in request.strategies:
+            t = time.perf_counter()
+            metrics = run_finetune(FinetuneRequest(
+                pretrained=pre_dir, data=split_dir / "train.csv", val_data=split_dir / "val.csv",
+                test_data=split_dir / "test.csv", target_columns=[high], out=out / mode / strategy,
+                strategy=strategy, mode=mode, low_columns=[low],
+                train=replace(request.finetune, seed=seed), progress=request.progress))  # fmt: skip
+            rows.append(_record(strategy, mode, seed, _test_metrics(metrics, high),
+                                time.perf_counter() - t))  # fmt: skip
+            log.info("seed %d %s %s: %s", seed, mode, strategy, rows[-1])
+    return rows
+
+
+def summarise(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sd over seeds per (method, mode), sorted by mean test RMSE."""
+    g = results.groupby(["method", "mode"], sort=False)
+    table = g.agg(rmse_mean=("rmse", "mean"), rmse_sd=("rmse", "std"), mae_mean=("mae", "mean"),
+                  mae_sd=("mae", "std"), seeds=("seed", "nunique")).reset_index()  # fmt: skip
+    return table.fillna({"rmse_sd": 0.0, "mae_sd": 0.0}).sort_values("rmse_mean").reset_index(drop=True)
+
+
+def markdown_table(table: pd.DataFrame, units: str = "") -> str:
+    u = f" ({units})" if units else ""
+    lines = [f"| method | mode | test RMSE{u} | test MAE{u} | seeds |", "|---|---|---|---|---|"]
+    for r in table.itertuples():
+        lines.append(f"| {r.method} | {r.mode} | {r.rmse_mean:.4f} ± {r.rmse_sd:.4f} | "
+                     f"{r.mae_mean:.4f} ± {r.mae_sd:.4f} | {r.seeds} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def bar_chart(table: pd.DataFrame, path: Path, title: str, units: str = "") -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pairs = zip(table["method"], table["mode"], strict=True)
+    labels = [m if mode == "-" else f"{m}\n({mode})" for m, mode in pairs]
+    colours = {"-": "grey", "transductive": "tab:blue", "inductive": "tab:orange"}
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(table)), 4))
+    ax.bar(range(len(table)), table["rmse_mean"], yerr=table["rmse_sd"], capsize=3,
+           color=[colours.get(m, "tab:green") for m in table["mode"]])  # fmt: skip
+    ax.set_xticks(range(len(table)), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(f"test RMSE{f' ({units})' if units else ''}")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_reports(results: pd.DataFrame, out: Path, title: str, units: str = "") -> pd.DataFrame:
+    table = summarise(results)
+    results.to_csv(out / "results.csv", index=False)
+    (out / "results.md").write_text(markdown_table(table, units))
+    bar_chart(table, out / "results.png", title, units)
+    return table
+
+
+def run_benchmark(request: BenchmarkRequest) -> pd.DataFrame:
+    """Run every seed (results are rewritten after each), -> summary table."""
+    out = Path(request.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "request.json").write_text(json.dumps({
+        "data": str(request.data), "low": request.low_column, "high": request.high_column,
+        "high_sizes": list(request.high_sizes), "seeds": list(request.seeds),
+        "strategies": list(request.strategies), "modes": list(request.modes),
+        "model": request.model, "pretrain": request.pretrain.to_dict(),
+        "finetune": request.finetune.to_dict(), "pretrain_holdout": request.pretrain_holdout,
+    }, indent=2))  # fmt: skip
+    rows: list[dict] = []
+    table = pd.DataFrame()
+    title = f"{request.low_column} → {request.high_column}"
+    for seed in request.seeds:
+        rows += run_seed(request, seed)
+        table = write_reports(pd.DataFrame(rows), out, title, request.units)
+    return table

@@ -1,0 +1,1 @@
+"""Low -> high fidelity transfer learning: fidelity splits, fine-tuning strategies, datasets."""
