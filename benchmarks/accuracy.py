@@ -1,0 +1,170 @@
+"""Accuracy: molprop ESA (CLI defaults) vs chemprop v2 (its CLI) vs PyG GIN and PNA.
+
+Every model sees the same cleaned table and the same scaffold split indices
+(``benchmarks.splits``), the same epoch budget and early-stopping patience on validation loss,
+one thread each, and is scored on the test part by the same metric code
+(``molprop.pipelines.metrics``). Each run is a whole subprocess; wall time and peak RSS are kept.
+
+Full grid (5 datasets x 3 seeds x 4 models): ``python -m benchmarks.accuracy --all``
+Cut grid:  ``python -m benchmarks.accuracy --datasets ESOL FreeSolv --seeds 0 --epochs 30``
+Results accumulate in ``benchmarks/results/accuracy.json`` (finished runs are skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.common import DATASETS, VENV_BIN, WORK, chemprop_env, load_result, run_process
+from benchmarks.common import save_result, thread_env
+from benchmarks.splits import data_path, prepare, seed_csv_path, split_path
+from molprop.models.config import ModelConfig, TrainConfig
+from molprop.pipelines.metrics import compute_metrics
+
+log = logging.getLogger(__name__)
+MODELS = ("molprop_esa", "chemprop", "gin", "pna")
+
+
+def molprop_defaults() -> dict:
+    """ModelConfig / TrainConfig defaults in force now (what the CLI uses)."""
+    model = {f.name: f.default for f in fields(ModelConfig) if f.name not in
+             ("node_dim", "edge_dim", "n_tasks", "task_type", "n_extra")}  # fmt: skip
+    return {"model": model, "train": TrainConfig().to_dict()}
+
+
+def run_molprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int):
+    spec = DATASETS[name]
+    cmd = [str(VENV_BIN / "molprop"), "train", "--data", str(seed_csv_path(name, seed)),
+           "--smiles-column", "smiles", "--target-columns", "target",
+           "--task-type", spec.task_type, "--split-type", "column", "--split-column", "split",
+           "--epochs", str(epochs), "--patience", str(patience), "--seed", str(seed),
+           "--out", str(out), "--no-progress"]  # fmt: skip
+    proc = run_process(cmd, env=thread_env(threads))
+    if proc.returncode != 0:
+        raise RuntimeError(f"molprop failed: {proc.stderr[-2000:]}")
+    metrics = json.loads((out / "metrics.json").read_text())
+    member = metrics["training"]["members"][0]
+    return metrics["test"]["ensemble"], proc, member["epochs_run"], member["best_epoch"]
+
+
+def chemprop_test_metrics(name: str, seed: int, out: Path) -> dict:
+    """Score chemprop's ``test_predictions.csv`` with molprop's metric code (row order checked)."""
+    spec = DATASETS[name]
+    frame = pd.read_csv(data_path(name))
+    test_idx = json.loads(split_path(name, seed).read_text())[0]["test"]
+    preds = pd.read_csv(out / "model_0" / "test_predictions.csv")
+    truth = frame.iloc[test_idx].reset_index(drop=True)
+    if preds["smiles"].tolist() != truth["smiles"].tolist():
+        raise RuntimeError("chemprop test predictions are not in split order")
+    return compute_metrics(truth["target"].to_numpy()[:, None], preds["target"].to_numpy()[:, None],
+                           spec.task_type)  # fmt: skip
+
+
+def run_chemprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int):
+    spec = DATASETS[name]
+    metrics = ["rmse", "r2"] if spec.task_type == "regression" else ["roc", "binary-mcc"]
+    cmd = [str(VENV_BIN / "chemprop"), "train", "-i", str(data_path(name)), "-s", "smiles",
+           "--target-columns", "target", "-t", spec.task_type,
+           "--splits-file", str(split_path(name, seed)), "--epochs", str(epochs),
+           "--patience", str(patience), "--tracking-metric", "val_loss", "--metrics", *metrics,
+           "-o", str(out), "--num-workers", "0", "--accelerator", "cpu", "--devices", "1",
+           "--pytorch-seed", str(seed), "--data-seed", str(seed)]  # fmt: skip
+    proc = run_process(cmd, env=chemprop_env(threads))
+    if proc.returncode != 0:
+        raise RuntimeError(f"chemprop failed: {proc.stderr[-2000:]}")
+    log_csv = pd.read_csv(out / "model_0" / "trainer_logs" / "version_0" / "metrics.csv")
+    val = log_csv.dropna(subset=["val_loss"])
+    epochs_run = int(val["epoch"].max()) + 1
+    best_epoch = int(val.loc[val["val_loss"].idxmin(), "epoch"])
+    return chemprop_test_metrics(name, seed, out), proc, epochs_run, best_epoch
+
+
+def run_pyg(model: str, name: str, seed: int, epochs: int, patience: int, out: Path, threads: int):
+    spec = DATASETS[name]
+    out.mkdir(parents=True, exist_ok=True)
+    hidden = "64" if model == "pna" else "128"
+    cmd = [str(VENV_BIN / "python"), "-m", "benchmarks.pyg_baselines",
+           "--csv", str(seed_csv_path(name, seed)), "--model", model,
+           "--task-type", spec.task_type, "--epochs", str(epochs), "--patience", str(patience),
+           "--seed", str(seed), "--hidden", hidden, "--out", str(out / "metrics.json")]  # fmt: skip
+    proc = run_process(cmd, env=thread_env(threads))
+    if proc.returncode != 0:
+        raise RuntimeError(f"{model} failed: {proc.stderr[-2000:]}")
+    res = json.loads((out / "metrics.json").read_text())
+    return res["test"], proc, res["epochs_run"], res["best_epoch"]
+
+
+def run_one(model: str, name: str, seed: int, epochs: int, patience: int, threads: int) -> dict:
+    out = WORK / "accuracy" / f"{name}_seed{seed}_{model}"
+    shutil.rmtree(out, ignore_errors=True)
+    if model == "molprop_esa":
+        test, proc, epochs_run, best = run_molprop(name, seed, epochs, patience, out, threads)
+    elif model == "chemprop":
+        test, proc, epochs_run, best = run_chemprop(name, seed, epochs, patience, out, threads)
+    else:
+        test, proc, epochs_run, best = run_pyg(model, name, seed, epochs, patience, out, threads)
+    return {"dataset": name, "seed": seed, "model": model, "test": test,
+            "epochs_run": epochs_run, "best_epoch": best, "wall_seconds": round(proc.seconds, 1),
+            "peak_rss_mb": round(proc.peak_rss_mb, 1)}  # fmt: skip
+
+
+def summarise(runs: list[dict]) -> list[dict]:
+    """Mean and std over seeds of each headline metric per (dataset, model)."""
+    rows = []
+    frame = pd.DataFrame(runs)
+    for (name, model), group in frame.groupby(["dataset", "model"], sort=False):
+        row = {"dataset": name, "model": model, "n_seeds": len(group)}
+        for metric in DATASETS[name].metrics:
+            vals = np.asarray([t[metric] for t in group["test"]], dtype=float)
+            row[metric] = float(vals.mean())
+            row[metric + "_std"] = float(vals.std(ddof=1)) if len(vals) > 1 else float("nan")
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--datasets", nargs="+", default=["ESOL", "FreeSolv"])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0])
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    p.add_argument("--all", action="store_true", help="full grid: 5 datasets x seeds 0 1 2")
+    p.add_argument("--epochs", type=int, default=30, help="epoch budget for every model")
+    p.add_argument("--patience", type=int, default=10, help="early stopping patience (val loss)")
+    p.add_argument("--threads", type=int, default=1, help="OMP threads per run")
+    p.add_argument("--rerun", action="store_true", help="ignore finished runs in accuracy.json")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.all:
+        args.datasets, args.seeds = list(DATASETS), [0, 1, 2]
+    previous = load_result("accuracy") or {}
+    runs = [] if args.rerun else previous.get("runs", [])
+    settings = {"epochs": args.epochs, "patience": args.patience, "threads": args.threads}
+    if runs and previous.get("settings") != settings:
+        raise SystemExit(f"accuracy.json holds runs made with {previous.get('settings')}; "
+                         f"use the same settings or --rerun")  # fmt: skip
+    done = {(r["dataset"], r["seed"], r["model"]) for r in runs}
+    for name in args.datasets:
+        prepare(name, args.seeds)
+    for seed in args.seeds:
+        for name in args.datasets:
+            for model in args.models:
+                if (name, seed, model) in done:
+                    continue
+                log.info("accuracy: %s seed %d %s", name, seed, model)
+                result = run_one(model, name, seed, args.epochs, args.patience, args.threads)
+                log.info("  -> %s (%.0f s)", result["test"], result["wall_seconds"])
+                runs.append(result)
+                save_result("accuracy", {"settings": settings, "molprop_defaults": molprop_defaults(),
+                                         "runs": runs, "summary": summarise(runs)})  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
