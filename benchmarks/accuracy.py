@@ -22,8 +22,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import DATASETS, VENV_BIN, WORK, chemprop_env, load_result, run_process
-from benchmarks.common import save_result, thread_env
+from benchmarks.common import (
+    DATASETS,
+    VENV_BIN,
+    WORK,
+    chemprop_env,
+    load_result,
+    run_process,
+    save_result,
+    thread_env,
+)
 from benchmarks.splits import data_path, prepare, seed_csv_path, split_path
 from molprop.models.config import ModelConfig, TrainConfig
 from molprop.pipelines.metrics import compute_metrics
