@@ -28,7 +28,7 @@ from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
 from molprop.chem.smiles import parse_smiles
-from molprop.errors import ArtifactError, InvalidInputError
+from molprop.errors import ArtifactError
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def fingerprint_bits(smiles: Sequence[str], radius: int = RADIUS, n_bits: int = 
     for i, smi in enumerate(smiles):
         try:
             mol = parse_smiles(smi)
-        except InvalidInputError:
+        except Exception:  # invalid (or not even encodable) input: no bits, similarity 0
             continue
         bits = np.zeros(n_bits, dtype=np.uint8)
         DataStructs.ConvertToNumpyArray(generator.GetFingerprint(mol), bits)

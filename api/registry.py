@@ -1,0 +1,75 @@
+"""The models the service serves: every artifact under the model directory, loaded once."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from molprop.inference import Predictor
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A loaded predictor plus what ``/v1/models`` reports about it."""
+
+    name: str
+    predictor: Predictor
+    task: str
+    target: str
+    unit: str
+    version: str
+    test_metrics: dict[str, float]
+    card: str
+
+    @property
+    def n_members(self) -> int:
+        return len(self.predictor.members)
+
+
+def _test_metrics(directory: Path) -> dict[str, float]:
+    path = directory / "metrics.json"
+    if not path.exists():
+        return {}
+    ensemble = json.loads(path.read_text()).get("test", {}).get("ensemble", {})
+    return {k: float(v) for k, v in ensemble.items()
+            if isinstance(v, (int, float)) and math.isfinite(v)}  # fmt: skip
+
+
+def load_model(directory: Path) -> ServedModel:
+    """Load one artifact directory (raises ``ArtifactError`` if it is not one)."""
+    predictor = Predictor.from_pretrained(directory)
+    config = predictor.config
+    if len(predictor.target_names) != 1:
+        raise ValueError(f"{directory}: the service serves single-target models, this one has "
+                         f"{predictor.target_names}")  # fmt: skip
+    card_path = directory / "card.md"
+    return ServedModel(
+        name=directory.name,
+        predictor=predictor,
+        task=config.task.task_type,
+        target=predictor.target_names[0],
+        unit=(config.task.units or ("",))[0] or "",
+        version=config.version,
+        test_metrics=_test_metrics(directory),
+        card=card_path.read_text() if card_path.exists() else "",
+    )
+
+
+def load_models(model_dir: Path) -> dict[str, ServedModel]:
+    """name -> model for every ``<model_dir>/<name>/config.json``; broken ones are logged and
+    skipped so that one bad artifact does not take the service down."""
+    models: dict[str, ServedModel] = {}
+    for config in sorted(Path(model_dir).glob("*/config.json")):
+        try:
+            model = load_model(config.parent)
+        except Exception:
+            log.exception("could not load model %s", config.parent)
+            continue
+        models[model.name] = model
+        log.info("loaded model %s (%d members)", model.name, model.n_members)
+    return models

@@ -1,0 +1,70 @@
+"""Request and response bodies of the prediction service (separate models for each)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Status = Literal["ok", "invalid_input", "error"]
+
+
+class PredictRequest(BaseModel):
+    """``POST /v1/predict`` body. ``ids``, if given, has one entry per SMILES."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str = Field(..., min_length=1, max_length=200, examples=["solubility"])
+    smiles: list[str] = Field(..., min_length=1, examples=[["CCO", "c1ccccc1O"]])
+    ids: list[str | int] | None = Field(None, examples=[["ethanol", "phenol"]])
+
+    @model_validator(mode="after")
+    def _ids_match(self) -> PredictRequest:
+        if self.ids is not None and len(self.ids) != len(self.smiles):
+            raise ValueError(f"ids has {len(self.ids)} entries but smiles has {len(self.smiles)}")
+        return self
+
+
+class PredictionResult(BaseModel):
+    """One input row. ``value`` is null exactly when ``status`` is not ``ok``."""
+
+    index: int
+    id: str | int | None = None
+    smiles: str
+    value: float | None
+    uncertainty: float | None = Field(None, description="std over ensemble members")
+    in_domain: bool | None = Field(None, description="applicability domain (see the model card)")
+    status: Status
+    error: str | None = None
+
+
+class PredictResponse(BaseModel):
+    model_config = ConfigDict(protected_namespaces=())
+
+    model: str
+    version: str
+    unit: str
+    results: list[PredictionResult]
+
+
+class ModelSummary(BaseModel):
+    name: str
+    task: str
+    target: str
+    unit: str
+    version: str
+    n_members: int
+    test_metrics: dict[str, float] = Field(default_factory=dict)
+
+
+class ModelCard(ModelSummary):
+    card: str = Field("", description="card.md (markdown)")
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    models: list[str]
+
+
+class ErrorBody(BaseModel):
+    detail: str
