@@ -59,6 +59,13 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, default=_T.seed)
     g.add_argument("--bf16", action="store_true", help="bf16 autocast")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--devices", type=int, default=_T.devices,
+                   help="processes (CPU) or accelerators per node (default 1)")  # fmt: skip
+    g.add_argument("--num-nodes", type=int, default=_T.num_nodes, help="machines (default 1)")
+    g.add_argument("--strategy", default=_T.strategy,
+                   help="Lightning strategy: auto (default) or ddp (gloo on CPU)")  # fmt: skip
+    g.add_argument("--resume", action="store_true",
+                   help="continue from the last per-epoch checkpoint in the output directory")  # fmt: skip
 
 
 def model_overrides(args: argparse.Namespace) -> dict:
@@ -81,6 +88,8 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
         epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
         weight_decay=args.weight_decay, patience=args.patience, bf16=args.bf16,
         seed=args.seed, ensemble_size=args.ensemble_size,
+        devices=args.devices, num_nodes=args.num_nodes, strategy=args.strategy,
+        resume=args.resume,
     )  # fmt: skip
 
 

@@ -55,6 +55,12 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
     ``shuffle=True``: each epoch, a random permutation is cut into pools of
     ``pool_batches * batch_size``; each pool is sorted by size and cut into batches; the batch
     order is shuffled. Seeded by ``seed + epoch``.
+
+    Data parallel (``num_replicas > 1``): every rank builds the same global batches and keeps
+    the slice ``batch[rank::num_replicas]`` of each, so the effective batch and the number of
+    optimiser steps equal those of one process (a global batch smaller than ``num_replicas``
+    repeats its first index). ``set_epoch`` (called by Lightning before each epoch) makes the
+    shuffle follow the trainer's epoch counter, which is what resume restores.
     """
 
     def __init__(
@@ -64,6 +70,8 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
         shuffle: bool,
         seed: int = 0,
         pool_batches: int = 16,
+        num_replicas: int = 1,
+        rank: int = 0,
     ) -> None:
         self.sizes = np.asarray(sizes)
         self.batch_size = int(batch_size)
@@ -71,6 +79,16 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
         self.seed = seed
         self.pool_batches = pool_batches
         self.epoch = 0
+        self.num_replicas = int(num_replicas)
+        self.rank = int(rank)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def _shard(self, batch: list[int]) -> list[int]:
+        if self.num_replicas == 1:
+            return batch
+        return batch[self.rank :: self.num_replicas] or batch[:1]
 
     def __len__(self) -> int:
         return int(np.ceil(len(self.sizes) / self.batch_size))
@@ -80,7 +98,8 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
 
     def __iter__(self) -> Iterator[list[int]]:
         if not self.shuffle:
-            yield from self._cut(np.argsort(self.sizes, kind="stable"))
+            for batch in self._cut(np.argsort(self.sizes, kind="stable")):
+                yield self._shard(batch)
             return
         rng = np.random.default_rng(self.seed + self.epoch)
         self.epoch += 1
@@ -91,13 +110,19 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
             chunk = perm[start : start + pool]
             batches += self._cut(chunk[np.argsort(self.sizes[chunk], kind="stable")])
         for i in rng.permutation(len(batches)):
-            yield batches[i]
+            yield self._shard(batches[i])
 
 
 def make_loader(
-    dataset: GraphDataset, batch_size: int, shuffle: bool, seed: int = 0
+    dataset: GraphDataset,
+    batch_size: int,
+    shuffle: bool,
+    seed: int = 0,
+    num_replicas: int = 1,
+    rank: int = 0,
 ) -> DataLoader:
-    sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=shuffle, seed=seed)
+    sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=shuffle, seed=seed,
+                                     num_replicas=num_replicas, rank=rank)  # fmt: skip
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=dataset.collate, num_workers=0)
 
 

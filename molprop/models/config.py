@@ -107,7 +107,12 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimisation settings (stored in the artifact for provenance)."""
+    """Optimisation settings (stored in the artifact for provenance).
+
+    ``devices`` / ``num_nodes`` / ``strategy`` go to the Lightning Trainer (``"ddp"`` for data
+    parallel; gloo on CPU); ``batch_size`` is the global batch, split across ranks. ``resume``
+    continues from the per-epoch checkpoint in the output directory.
+    """
 
     epochs: int = 100
     batch_size: int = 64
@@ -120,6 +125,10 @@ class TrainConfig:
     seed: int = 0
     ensemble_size: int = 1
     warmup_epochs: int = 0
+    devices: int = 1
+    num_nodes: int = 1
+    strategy: str = "auto"
+    resume: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -22,6 +22,7 @@ from molprop.models.lightning_module import LitMolProp
 from molprop.models.model import MolPropModel
 from molprop.models.predict import forward_members, to_target_space
 from molprop.pipelines.metrics import compute_metrics
+from molprop.pipelines.resume import EpochStateCheckpoint, load_final, save_final
 
 log = logging.getLogger(__name__)
 
@@ -49,29 +50,47 @@ def fit_member(
 
     Without a validation set the training loss is monitored and the last epoch's weights kept
     if it is the best. Returns the model and a summary (best epoch, epochs run, seconds).
+
+    With ``log_dir``, the resume state is written to ``log_dir/checkpoint`` every epoch and
+    ``cfg.resume`` continues from it (a finished member is loaded, not retrained); see
+    :mod:`molprop.pipelines.resume`. ``cfg.devices`` / ``num_nodes`` / ``strategy`` select
+    Lightning's data parallel training: each rank takes its slice of every global batch; the
+    validation set is evaluated whole on every rank, so the monitored loss (and thus early
+    stopping, the LR schedule and the kept best weights) is the same on all ranks.
     """
+    ckpt_dir = Path(log_dir) / "checkpoint" if log_dir is not None else None
+    if ckpt_dir is not None and cfg.resume:
+        finished = load_final(ckpt_dir, model)
+        if finished is not None:
+            log.info("member already trained (%s): loaded, not retrained", ckpt_dir)
+            return model.cpu().eval(), finished
     L.seed_everything(seed, workers=True, verbose=False)
     monitor = "val_loss" if val is not None and len(val) > 0 else "train_loss"
     lit = LitMolProp(model, lr=cfg.lr, weight_decay=cfg.weight_decay,
                      lr_patience=cfg.lr_patience, monitor=monitor)  # fmt: skip
-    callbacks = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
+    callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
+    if ckpt_dir is not None:
+        callbacks.append(EpochStateCheckpoint(ckpt_dir, cfg.to_dict(), cfg.resume))
     logger = CSVLogger(str(log_dir), name="", version="") if log_dir is not None else False
     trainer = L.Trainer(
         max_epochs=max_epochs or cfg.epochs,
         accelerator="auto",
-        devices=1,
+        devices=cfg.devices,
+        num_nodes=cfg.num_nodes,
+        strategy=cfg.strategy,
         precision="bf16-mixed" if cfg.bf16 else "32-true",
         gradient_clip_val=cfg.grad_clip,
         callbacks=callbacks,
         logger=logger,
-        enable_checkpointing=False,
+        enable_checkpointing=ckpt_dir is not None,  # our EpochStateCheckpoint, never .ckpt
         enable_progress_bar=progress and not os.environ.get("MOLPROP_NO_PROGRESS"),
         enable_model_summary=False,
         num_sanity_val_steps=0,
         use_distributed_sampler=False,
         log_every_n_steps=1,
     )
-    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=seed)
+    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=seed,
+                               num_replicas=trainer.world_size, rank=trainer.global_rank)  # fmt: skip
     val_loader = make_loader(val, cfg.batch_size, shuffle=False) if monitor == "val_loss" else None
     start = time.perf_counter()
     trainer.fit(lit, train_loader, val_loader)
@@ -84,8 +103,20 @@ def fit_member(
         "epochs_run": trainer.current_epoch,
         "seconds": round(seconds, 2),
     }
+    if ckpt_dir is not None and trainer.is_global_zero:
+        save_final(ckpt_dir, model, summary)
     log.info("member trained: %s", summary)
     return model, summary
+
+
+def is_global_zero() -> bool:
+    """True outside distributed runs and on global rank 0 (the rank that writes files)."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank() == 0
+    for name in ("RANK", "SLURM_PROCID"):
+        if name in os.environ:
+            return int(os.environ[name]) == 0
+    return os.environ.get("LOCAL_RANK", "0") == "0" and os.environ.get("NODE_RANK", "0") == "0"
 
 
 def predict_targets(
