@@ -1,9 +1,13 @@
-"""``molprop predict``: predictions for every row of a CSV, in order, with status and error."""
+"""``molprop predict``: predictions for every row of a CSV / CSV.gz / SMI / SDF, in order, with
+status and error. The input is streamed in chunks and the output written as it goes, so files
+larger than memory work; ``--resume`` continues a partial output; ``--num-workers`` featurises
+in worker processes."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 
 log = logging.getLogger(__name__)
 
@@ -11,27 +15,43 @@ log = logging.getLogger(__name__)
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="predict with a trained model", description=__doc__)
     p.add_argument("--model", required=True, help="artifact directory or shipped model name")
-    p.add_argument("--input", required=True, help="CSV with a SMILES column (or structure file)")
+    p.add_argument("--input", required=True,
+                   help="CSV/TSV (optionally .gz) with a SMILES column, SMI or SDF file")  # fmt: skip
     p.add_argument("--smiles-column", default="smiles")
     p.add_argument("--output", required=True, help="CSV to write")
     p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--chunk-size", type=int, default=4096,
+                   help="rows read, featurised and written at a time (bounds memory)")  # fmt: skip
+    p.add_argument("--num-workers", type=int, default=0,
+                   help="featurisation worker processes (0: in the main process)")  # fmt: skip
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run: keep the complete rows of --output")  # fmt: skip
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from molprop.data.table import read_table, require_columns
+    from molprop.errors import ConfigError
     from molprop.inference.predictor import Predictor
+    from molprop.inference.streaming import predict_stream
 
+    if args.chunk_size < 1 or args.num_workers < 0:
+        raise ConfigError("--chunk-size must be >= 1 and --num-workers >= 0")
     predictor = Predictor.from_pretrained(args.model)
     reader = getattr(predictor.featurizer, "predict_file", None)
     if reader is not None and not args.input.endswith((".csv", ".csv.gz")):
         out = reader(predictor, args.input, batch_size=args.batch_size)
+        out.to_csv(args.output, index=False)
+        counts = out["status"].value_counts().to_dict()
+        n = len(out)
     else:
-        frame = read_table(args.input)
-        require_columns(frame, [args.smiles_column], args.input)
-        out = predictor.predict_frame(frame, args.smiles_column, args.batch_size)
-    out.to_csv(args.output, index=False)
-    counts = out["status"].value_counts().to_dict()
-    log.info("wrote %d rows to %s (%s)", len(out), args.output, counts)
-    print(f"{len(out)} rows written to {args.output}: {counts}")
+        summary = predict_stream(
+            predictor, args.input, args.output, args.smiles_column,
+            batch_size=args.batch_size, chunk_size=args.chunk_size,
+            num_workers=args.num_workers, resume=args.resume,
+            progress=not (args.no_progress or os.environ.get("MOLPROP_NO_PROGRESS")),
+        )  # fmt: skip
+        counts, n = summary.status, summary.rows_total
+    log.info("wrote %d rows to %s (%s)", n, args.output, counts)
+    print(f"{n} rows written to {args.output}: {counts}")
     return 0

@@ -149,9 +149,18 @@ class Predictor:
             text = [s if isinstance(s, str) else "" for s in smiles]
             out["in_domain"] = ok & self.domain.in_domain(text)
 
-    def predict_frame(self, frame: pd.DataFrame, smiles_column: str, batch_size: int = 256) -> pd.DataFrame:
-        """Input columns followed by prediction columns (clashing names are overwritten)."""
-        preds = self.predict_graphs(self.featurize(frame[smiles_column].tolist()), batch_size)
+    def predict_frame(
+        self,
+        frame: pd.DataFrame,
+        smiles_column: str,
+        batch_size: int = 256,
+        items: Sequence[MolGraph | Exception] | None = None,
+    ) -> pd.DataFrame:
+        """Input columns followed by prediction columns (clashing names are overwritten).
+        ``items``: the rows already featurised (e.g. by worker processes), one per row."""
+        if items is None:
+            items = self.featurize(frame[smiles_column].tolist())
+        preds = self.predict_graphs(items, batch_size)
         out = frame.reset_index(drop=True).copy()
         for col in preds.columns:
             out[col] = preds[col].values
