@@ -1,0 +1,197 @@
+"""Structure inputs for the 3D path: files (SDF/MOL, XYZ/extxyz, gzip too) and Python objects
+(``ase.Atoms``, pymatgen ``Molecule`` / ``Structure``), all normalised to :class:`Structure3D`.
+
+extxyz per-frame ``info`` keys (and SDF ``<properties>``) become the record's columns, so
+``--target-columns energy_dft_total_eV`` reads that key of every frame.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from molprop.errors import DataError, InvalidInputError
+
+log = logging.getLogger(__name__)
+
+#: File endings read as structure files (optionally followed by ``.gz``).
+STRUCTURE_SUFFIXES = (".xyz", ".extxyz", ".sdf", ".mol", ".traj", ".cif", ".json", ".db")
+
+
+@dataclass(frozen=True)
+class Structure3D:
+    """One molecule / periodic system.
+
+    Shapes: numbers (n,) int atomic numbers; pos (n, 3) Å; cell (3, 3) Å rows = lattice vectors
+    (zeros without a cell); pbc (3,) bool; tags (n,) int or None (OC20: 0 sub-surface,
+    1 surface, 2 adsorbate); fixed (n,) bool or None; info: per-record scalar properties.
+    """
+
+    numbers: np.ndarray
+    pos: np.ndarray
+    cell: np.ndarray
+    pbc: np.ndarray
+    tags: np.ndarray | None = None
+    fixed: np.ndarray | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def periodic(self) -> bool:
+        return bool(np.any(self.pbc))
+
+    @property
+    def n_atoms(self) -> int:
+        return int(self.numbers.shape[0])
+
+    def label(self) -> str:
+        """A text identifier: the record's SMILES if it has one, else its formula."""
+        for key in ("smiles", "SMILES"):
+            if key in self.info:
+                return str(self.info[key])
+        from ase.data import chemical_symbols
+        from ase.formula import Formula
+
+        return str(Formula("".join(chemical_symbols[z] for z in self.numbers)).format("hill"))
+
+
+def is_structure_path(path: object) -> bool:
+    """True for a path whose ending names a structure format (``.extxyz.gz``, ``.sdf``, ...)."""
+    if not isinstance(path, str | Path):
+        return False
+    name = str(path).lower().removesuffix(".gz")
+    return name.endswith(STRUCTURE_SUFFIXES)
+
+
+def from_ase(atoms: Any) -> Structure3D:
+    """``ase.Atoms`` -> :class:`Structure3D` (tags from ``atoms.get_tags()`` or the
+    ``tags`` / ``tags_heuristic`` arrays; fixed from ``fixed`` array or FixAtoms constraints)."""
+    n = len(atoms)
+    if n == 0:
+        raise InvalidInputError("structure has no atoms")
+    tags = None
+    for key in ("tags", "tags_heuristic"):
+        if key in atoms.arrays:
+            tags = np.asarray(atoms.arrays[key], dtype=np.int64)
+            break
+    fixed = None
+    if "fixed" in atoms.arrays:
+        fixed = np.asarray(atoms.arrays["fixed"]).astype(bool).reshape(n)
+    elif atoms.constraints:
+        from ase.constraints import FixAtoms
+
+        fixed = np.zeros(n, dtype=bool)
+        for c in atoms.constraints:
+            if isinstance(c, FixAtoms):
+                fixed[c.get_indices()] = True
+    pos = np.asarray(atoms.get_positions(), dtype=np.float64)
+    if not np.all(np.isfinite(pos)):
+        raise InvalidInputError("structure has non-finite coordinates")
+    info = {k: v for k, v in atoms.info.items() if np.isscalar(v) or isinstance(v, str)}
+    return Structure3D(
+        numbers=np.asarray(atoms.get_atomic_numbers(), dtype=np.int64), pos=pos,
+        cell=np.asarray(atoms.cell.array, dtype=np.float64), pbc=np.asarray(atoms.pbc, bool),
+        tags=tags, fixed=fixed, info=info,
+    )  # fmt: skip
+
+
+def from_pymatgen(obj: Any) -> Structure3D:
+    """pymatgen ``Molecule`` or ``Structure`` -> :class:`Structure3D` (via ASE's adaptor)."""
+    from pymatgen.io.ase import AseAtomsAdaptor
+
+    atoms = AseAtomsAdaptor.get_atoms(obj)
+    if "tags" in getattr(obj, "site_properties", {}):
+        atoms.set_tags(np.asarray(obj.site_properties["tags"], dtype=int))
+    return from_ase(atoms)
+
+
+def from_rdkit(mol: Any, info: dict[str, Any] | None = None) -> Structure3D:
+    """RDKit molecule with a conformer (e.g. from SDF) -> :class:`Structure3D` (no cell)."""
+    if mol.GetNumConformers() == 0:
+        raise InvalidInputError("molecule has no 3D coordinates")
+    pos = np.asarray(mol.GetConformer().GetPositions(), dtype=np.float64)
+    numbers = np.asarray([a.GetAtomicNum() for a in mol.GetAtoms()], dtype=np.int64)
+    if numbers.size == 0:
+        raise InvalidInputError("molecule has no atoms")
+    return Structure3D(numbers=numbers, pos=pos, cell=np.zeros((3, 3)),
+                       pbc=np.zeros(3, dtype=bool), info=dict(info or {}))  # fmt: skip
+
+
+def to_structure(obj: Any) -> Structure3D:
+    """Any supported in-memory object -> :class:`Structure3D`."""
+    if isinstance(obj, Structure3D):
+        return obj
+    if hasattr(obj, "get_atomic_numbers") and hasattr(obj, "pbc"):
+        return from_ase(obj)
+    if type(obj).__module__.startswith("pymatgen"):
+        return from_pymatgen(obj)
+    if hasattr(obj, "GetConformer"):
+        return from_rdkit(obj)
+    raise InvalidInputError(f"cannot read a structure from a {type(obj).__name__}")
+
+
+def _read_sdf(path: Path) -> list[Structure3D | InvalidInputError]:
+    from rdkit import Chem
+
+    handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    out: list[Structure3D | InvalidInputError] = []
+    with handle:
+        for i, mol in enumerate(Chem.ForwardSDMolSupplier(handle, removeHs=False)):
+            if mol is None:
+                out.append(InvalidInputError(f"record {i}: RDKit could not read the molblock"))
+                continue
+            info = mol.GetPropsAsDict()
+            try:
+                info.setdefault("smiles", Chem.MolToSmiles(Chem.RemoveHs(mol)))
+            except Exception:  # noqa: BLE001 - a SMILES is only a label here
+                pass
+            try:
+                out.append(from_rdkit(mol, info))
+            except InvalidInputError as exc:
+                out.append(InvalidInputError(f"record {i}: {exc}"))
+    return out
+
+
+def _read_ase(path: Path, name: str) -> list[Any]:
+    """All frames via ase.io. Gzipped (ext)xyz is decompressed in memory first: ASE's frame
+    index seeks backwards, which re-decompresses a gzip stream each time (quadratic)."""
+    import io
+
+    import ase.io
+
+    if name.endswith((".xyz", ".extxyz")):
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt") as handle:
+            text = io.StringIO(handle.read())
+        return ase.io.read(text, index=":", format="extxyz")
+    return ase.io.read(str(path), index=":")
+
+
+def read_structures(path: str | Path) -> list[Structure3D | InvalidInputError]:
+    """All records of a structure file, in order; a record that cannot be converted is an
+    :class:`InvalidInputError` in its place. A file that cannot be read raises DataError."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"structure file not found: {path}")
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith((".sdf", ".mol")):
+        records = _read_sdf(path)
+    else:
+        try:
+            frames = _read_ase(path, name)
+        except Exception as exc:  # ase raises many error types for malformed files
+            raise DataError(f"could not read structures from {path}: {exc}") from exc
+        records = []
+        for i, atoms in enumerate(frames):
+            try:
+                records.append(from_ase(atoms))
+            except InvalidInputError as exc:
+                records.append(InvalidInputError(f"frame {i}: {exc}"))
+    if not records:
+        raise DataError(f"no structures in {path}")
+    log.info("read %d structures from %s", len(records), path)
+    return records
