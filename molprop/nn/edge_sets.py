@@ -66,11 +66,14 @@ def _layout(graph: torch.Tensor, n_graphs: int) -> tuple[torch.Tensor, torch.Ten
 
 
 def _finalise(mask: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """Block padded keys/queries; let fully blocked rows attend to themselves."""
-    mask = mask & valid[:, :, None] & valid[:, None, :]
-    eye = torch.eye(mask.shape[-1], dtype=torch.bool, device=mask.device)[None]
-    blocked = ~mask.any(dim=-1, keepdim=True)
-    return mask | (eye & blocked)
+    """Block padded keys/queries; let fully blocked rows attend to themselves.
+
+    Works in place on ``mask`` (no (B, L, L) temporaries: peak memory ~ 2 masks)."""
+    mask &= valid[:, :, None]
+    mask &= valid[:, None, :]
+    blocked = ~mask.any(dim=-1)  # (B, L)
+    mask.diagonal(dim1=1, dim2=2).logical_or_(blocked)
+    return mask
 
 
 def edge_token_set(batch: GraphBatch) -> TokenSet:
@@ -100,14 +103,12 @@ def edge_token_set(batch: GraphBatch) -> TokenSet:
     d = torch.full((n_graphs, l_max), -2, dtype=torch.long, device=device)
     s[graph, position] = src
     d[graph, position] = dst
-    shared = (
-        (s[:, :, None] == s[:, None, :])
-        | (s[:, :, None] == d[:, None, :])
-        | (d[:, :, None] == s[:, None, :])
-        | (d[:, :, None] == d[:, None, :])
-    )
-    eye = torch.eye(l_max, dtype=torch.bool, device=device)[None]
-    mask = _finalise(shared & ~eye, valid)
+    shared = s[:, :, None] == s[:, None, :]  # in-place ORs: one (B, L, L) temporary at a time
+    shared |= s[:, :, None] == d[:, None, :]
+    shared |= d[:, :, None] == s[:, None, :]
+    shared |= d[:, :, None] == d[:, None, :]
+    shared.diagonal(dim1=1, dim2=2).fill_(False)
+    mask = _finalise(shared, valid)
     return TokenSet(features, graph, position, valid, mask, counts)
 
 
