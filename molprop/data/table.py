@@ -84,12 +84,11 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise DataError(f"could not read {path}: {exc}") from exc
 
 
-def require_columns(frame: pd.DataFrame, columns: Sequence[str], path: object = "") -> None:
+def require_columns(frame: pd.DataFrame, columns: Sequence[str], path: object = None) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise DataError(
-            f"column(s) {missing} not found in {path or 'table'}; available: {list(frame.columns)}"
-        )
+        where = path if isinstance(path, (str, Path)) else "table"
+        raise DataError(f"column(s) {missing} not found in {where}; available: {list(frame.columns)}")
 
 
 def parse_target(value: str, column: str) -> float:
