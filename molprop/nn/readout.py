@@ -3,7 +3,7 @@
 With padding masked everywhere, every attention output is a weighted *mean* of token values,
 so attention pooling alone cannot tell a molecule's size (it cannot count). The size path
 gives the head an explicit, batch-independent size signal:
-``[log1p(n), n / SUM_SCALE for n in (n_tokens, n_nodes)] + W · (sum of token states / SUM_SCALE)``.
+``[log1p(n_tokens), log1p(n_nodes), W · (sum of token states / SUM_SCALE)]``.
 Disable it (``size_path=False``) for intensive targets of periodic systems, where a supercell
 must give the same prediction as its cell.
 """
@@ -29,7 +29,7 @@ class AttentionReadout(nn.Module):
         self.norm = nn.LayerNorm(dim)
         self.size_path = size_path
         self.size_proj = nn.Linear(dim, dim) if size_path else None
-        self.out_dim = 2 * dim + 4 if size_path else dim
+        self.out_dim = 2 * dim + 2 if size_path else dim
 
     def forward(self, h: torch.Tensor, tokens: TokenSet, batch: GraphBatch) -> torch.Tensor:
         """h: (B, L_max, d) -> graph embedding (B, out_dim)."""
@@ -42,4 +42,4 @@ class AttentionReadout(nn.Module):
             return pooled
         total = (h * tokens.valid[..., None]).sum(dim=1) / SUM_SCALE  # (B, d)
         counts = torch.stack([tokens.n_tokens, batch.n_nodes], dim=-1).to(h.dtype)
-        return torch.cat([pooled, self.size_proj(total), torch.log1p(counts), counts / SUM_SCALE], dim=-1)
+        return torch.cat([pooled, self.size_proj(total), torch.log1p(counts)], dim=-1)
