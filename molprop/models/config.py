@@ -57,7 +57,7 @@ class ModelConfig:
     mlp_kind: str = "standard"
     mlp_mult: int = 2
     pre_ln: bool = True
-    dropout: float = 0.0
+    dropout: float = 0.1
     attn_dropout: float = 0.0
     size_path: bool = True
     n_extra: int = 0
@@ -114,11 +114,11 @@ class TrainConfig:
     continues from the per-epoch checkpoint in the output directory.
     """
 
-    epochs: int = 100
-    batch_size: int = 64
+    epochs: int = 120
+    batch_size: int = 32
     lr: float = 1e-4
     weight_decay: float = 1e-2
-    patience: int = 20
+    patience: int = 30
     lr_patience: int = 8
     grad_clip: float = 0.5
     bf16: bool = False
