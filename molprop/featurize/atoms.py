@@ -6,7 +6,6 @@ an element (or degree, charge, ...) that is not in the list never aliases onto a
 
 from __future__ import annotations
 
-import numpy as np
 from rdkit import Chem
 
 #: Elements with their own one-hot slot (anything else goes to the "other" slot).

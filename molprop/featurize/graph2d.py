@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 from rdkit import Chem
 
+from molprop.chem.smiles import parse_smiles
 from molprop.featurize.atoms import atom_feature_dim, atom_features
 from molprop.featurize.bonds import bond_feature_dim, bond_features
-from molprop.chem.smiles import parse_smiles
 from molprop.featurize.molgraph import MolGraph
 
 

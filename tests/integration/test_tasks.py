@@ -1,0 +1,58 @@
+"""Classification and multitask-with-missing-labels training on real data (tiny models)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from molprop.inference import Predictor
+from molprop.models.config import TrainConfig
+from molprop.pipelines.train import TrainRequest, run_train
+
+TINY = {"hidden_dim": 16, "heads": 2, "num_seeds": 4, "layers": "MSP", "head_hidden": 32}
+
+
+def test_binary_classification_on_bbbp(tmp_path, data_dir):
+    frame = pd.read_csv(data_dir / "moleculenet/bbbp.csv.gz").sample(300, random_state=0)
+    frame.loc[frame.index[:3], "p_np"] = "maybe"  # non-numeric labels: reported, not dropped
+    out = tmp_path / "bbbp"
+    metrics = run_train(TrainRequest(
+        data=frame.astype(str), smiles_column="smiles", target_columns=["p_np"], out=out,
+        task_type="classification", split_type="random", model=TINY,
+        train=TrainConfig(epochs=3, batch_size=32, lr=1e-3), progress=False,
+    ))  # fmt: skip
+    test = metrics["test"]["ensemble"]
+    assert {"roc_auc", "mcc", "accuracy"} <= set(test)
+    assert metrics["training"]["n_rows_invalid"] == 3
+    invalid = pd.read_csv(out / "invalid_rows.csv")
+    assert len(invalid) == 3 and invalid.reason.str.contains("not a number").all()
+    pred = Predictor.from_pretrained(out).predict(frame.smiles.tolist()[:20])
+    p = pred["p_np"].to_numpy()
+    assert ((p >= 0) & (p <= 1)).all()
+    assert json.loads((out / "config.json").read_text())["task"]["task_type"] == "classification"
+
+
+def test_multitask_with_missing_labels(tmp_path, data_dir):
+    frame = pd.read_csv(data_dir / "qm9/micro_qm9.csv.gz").head(300)[["smiles", "gap", "mu"]]
+    frame = frame.astype(str)
+    rng = np.random.default_rng(0)
+    frame.loc[rng.random(len(frame)) < 0.3, "gap"] = ""
+    frame.loc[rng.random(len(frame)) < 0.3, "mu"] = ""
+    out = tmp_path / "qm9"
+    metrics = run_train(TrainRequest(
+        data=frame, smiles_column="smiles", target_columns=["gap", "mu"], out=out,
+        split_type="random", model=TINY, train=TrainConfig(epochs=2, batch_size=32, lr=1e-3),
+        progress=False,
+    ))  # fmt: skip
+    test = metrics["test"]["ensemble"]
+    assert {"rmse/gap", "rmse/mu"} <= set(test)
+    both_blank = ((frame.gap == "") & (frame.mu == "")).sum()
+    assert metrics["training"]["n_rows_invalid"] == both_blank
+    assert metrics["training"]["n_rows_valid"] == 300 - both_blank
+    cfg = json.loads((out / "config.json").read_text())
+    y = pd.to_numeric(frame.gap, errors="coerce")
+    split = pd.read_csv(out / "split.csv")
+    train_gap = y.iloc[split.row[split.split == "train"]].dropna()
+    assert abs(cfg["task"]["scaler_mean"][0] - train_gap.mean()) < 1e-9  # fitted on train only
