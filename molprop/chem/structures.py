@@ -156,7 +156,7 @@ def _read_sdf(path: Path) -> list[Structure3D | InvalidInputError]:
     return out
 
 
-def _read_ase(path: Path, name: str) -> list[Any]:
+def read_ase_frames(path: Path, name: str) -> list[Any]:
     """All frames via ase.io. Gzipped (ext)xyz is decompressed in memory first: ASE's frame
     index seeks backwards, which re-decompresses a gzip stream each time (quadratic)."""
     import io
@@ -173,7 +173,8 @@ def _read_ase(path: Path, name: str) -> list[Any]:
 
 def read_structures(path: str | Path) -> list[Structure3D | InvalidInputError]:
     """All records of a structure file, in order; a record that cannot be converted is an
-    :class:`InvalidInputError` in its place. A file that cannot be read raises DataError."""
+    :class:`InvalidInputError` in its place (with the frame's ``info`` as its ``.info``
+    attribute when there is one). A file that cannot be read raises DataError."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"structure file not found: {path}")
@@ -182,7 +183,7 @@ def read_structures(path: str | Path) -> list[Structure3D | InvalidInputError]:
         records = _read_sdf(path)
     else:
         try:
-            frames = _read_ase(path, name)
+            frames = read_ase_frames(path, name)
         except Exception as exc:  # ase raises many error types for malformed files
             raise DataError(f"could not read structures from {path}: {exc}") from exc
         records = []
@@ -190,7 +191,9 @@ def read_structures(path: str | Path) -> list[Structure3D | InvalidInputError]:
             try:
                 records.append(from_ase(atoms))
             except InvalidInputError as exc:
-                records.append(InvalidInputError(f"frame {i}: {exc}"))
+                error = InvalidInputError(f"frame {i}: {exc}")
+                error.info = dict(atoms.info)  # type: ignore[attr-defined]  # kept for output rows
+                records.append(error)
     if not records:
         raise DataError(f"no structures in {path}")
     log.info("read %d structures from %s", len(records), path)

@@ -39,7 +39,7 @@ from molprop.chem.structures import (
     read_structures,
     to_structure,
 )  # fmt: skip
-from molprop.data.table import MoleculeTable, RowIssue, load_molecule_table
+from molprop.data.table import MoleculeTable, RowIssue, load_molecule_table, read_table
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.featurize import register_featurizer
 from molprop.featurize.atoms import one_hot
@@ -184,6 +184,8 @@ class Graph3DFeaturizer:
     def predict_file(self, predictor: Any, path: str | Path, batch_size: int = 256) -> pd.DataFrame:
         """One row per record of a structure file, in order: ``record``, ``label``, the record's
         info columns, then the prediction columns with ``status`` / ``error``."""
+        if not is_structure_path(path):  # a SMILES table (.smi, .tsv) for a 3D model
+            return predictor.predict_frame(read_table(path), "smiles", batch_size)
         records = read_structures(path)
         frame, _ = _record_frame(records, "smiles")
         items: list[MolGraph | Exception] = []
@@ -221,8 +223,9 @@ def _record_frame(
     labels, rows = [], []
     for i, r in enumerate(records):
         if isinstance(r, Exception):
-            labels.append(f"record {i}")
-            rows.append({})
+            info = dict(getattr(r, "info", {}))
+            labels.append(str(info.get(label_key, f"record {i}")))
+            rows.append(info)
         else:
             labels.append(str(r.info[label_key]) if label_key in r.info else r.label())
             rows.append(dict(r.info))

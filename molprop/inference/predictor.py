@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from molprop.data.table import featurize_rows
-from molprop.errors import ArtifactError, InvalidInputError
+from molprop.errors import ArtifactError, ConfigError, InvalidInputError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.featurize.molgraph import MolGraph
 from molprop.inference.domain import ApplicabilityDomain
@@ -139,6 +139,21 @@ class Predictor:
         out = self.predict_graphs(self.featurize(smiles), batch_size=batch_size)
         out.insert(0, "smiles", smiles)
         self._add_domain(out, smiles)
+        return out
+
+    def predict_structures(self, structures: Sequence[object], batch_size: int = 256) -> pd.DataFrame:
+        """``ase.Atoms`` / pymatgen ``Molecule`` or ``Structure`` objects -> one row each, in
+        order (``label``, targets, ``status``, ``error``). Needs a model with a 3D featuriser."""
+        from_structure = getattr(self.featurizer, "from_structure", None)
+        if from_structure is None:
+            kind = self.config.featurizer.get("kind")
+            raise ConfigError(f"model {self.directory} uses the {kind!r} featurizer; "
+                              "structures need a model trained with --featurizer 3d")
+        structures = list(structures)
+        out = self.predict_graphs(featurize_rows(structures, from_structure), batch_size)
+        labels = [s.get_chemical_formula() if hasattr(s, "get_chemical_formula")
+                  else str(getattr(s, "formula", type(s).__name__)) for s in structures]  # fmt: skip
+        out.insert(0, "label", labels)
         return out
 
     def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> None:

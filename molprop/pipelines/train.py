@@ -138,6 +138,18 @@ def evaluate_parts(members, table: MoleculeTable, split: Split, task: TaskConfig
     }
 
 
+def size_invariant_overrides(request: TrainRequest, table: MoleculeTable) -> dict[str, Any]:
+    """Model overrides with the size path turned off for ``--per-atom`` targets and for
+    periodic systems (every graph carries image shifts): there a supercell must give the same
+    per-atom / intensive prediction as its cell, which the size signal would break."""
+    overrides = dict(request.model)
+    periodic = all(g.edge_vec_shift is not None for g in table.graphs)
+    if overrides.get("size_path", True) and (request.per_atom or periodic):
+        log.info("size path off (%s)", "per-atom target" if request.per_atom else "periodic")
+        overrides["size_path"] = False
+    return overrides
+
+
 def run_train(request: TrainRequest) -> dict:
     """Train and write the artifact to ``request.out``; returns the metrics dict."""
     start = time.perf_counter()
@@ -151,7 +163,7 @@ def run_train(request: TrainRequest) -> dict:
     g0 = table.graphs[0]
     model_config = ModelConfig(node_dim=g0.x.shape[1], edge_dim=g0.edge_attr.shape[1],
                                n_tasks=len(request.target_columns), task_type=request.task_type,
-                               **request.model)  # fmt: skip
+                               **size_invariant_overrides(request, table))  # fmt: skip
     members, summaries = train_members(model_config, table, split, task, request.train, out,
                                        request.progress)  # fmt: skip
     metrics = evaluate_parts(members, table, split, task)
