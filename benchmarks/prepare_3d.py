@@ -4,7 +4,8 @@
   gap converted from Hartree to eV, one random 80/10/10 split stored as a ``split`` column /
   info key, so ESA-2D (CSV of SMILES) and ESA-3D (extxyz) use exactly the same molecules.
 * OC20 (data/oc20/oc20_relax_frames_every5.extxyz.gz): every frame gets a ``split`` info key
-  assigned per *system* (sid), so no relaxation has frames on both sides.
+  assigned per *system* (sid), so no relaxation has frames on both sides; 3 val and 3 test
+  systems, chosen at random among those whose elements all occur in training systems.
 
 Usage: python benchmarks/prepare_3d.py OUT_DIR [--qm9-n 3000] [--seed 0]
 """
@@ -34,6 +35,26 @@ def split_labels(n: int, rng: np.random.Generator) -> np.ndarray:
     return labels
 
 
+def system_split(frames: list, rng: np.random.Generator, n_val: int = 3, n_test: int = 3) -> dict:
+    """sid -> train/val/test. Systems are held out in random order, but only when each of
+    their elements still occurs in a training system (no element is unseen at test time)."""
+    elements: dict[str, set[int]] = {}
+    for atoms in frames:
+        elements.setdefault(atoms.info["sid"], set()).update(atoms.numbers.tolist())
+    sids = sorted(elements)
+    held: list[str] = []
+    for sid in rng.permutation(sids):
+        if len(held) == n_val + n_test:
+            break
+        rest = set().union(*(elements[s] for s in sids if s not in held and s != sid))
+        if elements[sid] <= rest:
+            held.append(str(sid))
+    labels = {sid: "train" for sid in sids}
+    labels.update({sid: "val" for sid in held[:n_val]})
+    labels.update({sid: "test" for sid in held[n_val:]})
+    return labels
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -59,15 +80,14 @@ def main() -> None:
 
     oc20 = DATA / "oc20" / "oc20_relax_frames_every5.extxyz.gz"
     frames = read_ase_frames(oc20, oc20.name.removesuffix(".gz"))
-    sids = sorted({a.info["sid"] for a in frames})
-    by_sid = dict(zip(sids, split_labels(len(sids), rng), strict=True))
+    by_sid = system_split(frames, rng)
     for atoms in frames:
         atoms.info["split"] = by_sid[atoms.info["sid"]]
     buffer = io.StringIO()
     ase.io.write(buffer, frames, format="extxyz")
     (out / "oc20_split.extxyz").write_text(buffer.getvalue())
     counts = pd.Series(list(by_sid.values())).value_counts().to_dict()
-    print(f"QM9: {len(rows)} molecules; OC20: {len(frames)} frames of {len(sids)} systems {counts}")
+    print(f"QM9: {len(rows)} molecules; OC20: {len(frames)} frames of {len(by_sid)} systems {counts}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,56 @@
+"""Mean-per-element baseline for OC20 total energies (docs/results/3d.md).
+
+E(system) ~= sum over elements of n_element * e_element, with e fitted by least squares on the
+training frames' compositions; same by-system split as the NSA model (``split`` info key written
+by benchmarks/prepare_3d.py). Also reports the NSA artifact's test MAE when given one.
+
+Usage: python benchmarks/oc20_element_baseline.py SPLIT_EXTXYZ [--model ARTIFACT_DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from molprop.chem.structures import read_structures
+
+TARGET = "energy_dft_total_eV"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data")
+    ap.add_argument("--model", default=None)
+    args = ap.parse_args()
+    records = read_structures(args.data)
+    elements = sorted({int(z) for r in records for z in r.numbers})
+    comp = np.array([[np.sum(r.numbers == z) for z in elements] for r in records], dtype=float)
+    y = np.array([float(r.info[TARGET]) for r in records])
+    split = np.array([r.info["split"] for r in records])
+    train, test = split == "train", split == "test"
+    coef, *_ = np.linalg.lstsq(comp[train], y[train], rcond=None)
+    pred = comp @ coef
+    n_atoms = comp.sum(1)
+    per_atom_mean = np.mean(y[train] / n_atoms[train]) * n_atoms
+    result = {
+        "n_frames": {"train": int(train.sum()), "test": int(test.sum())},
+        "n_systems": {p: len({r.info["sid"] for r, s in zip(records, split, strict=True) if s == p})
+                      for p in ("train", "val", "test")},  # fmt: skip
+        "test_mae_eV": {
+            "mean_per_element_lstsq": float(np.mean(np.abs(pred[test] - y[test]))),
+            "train_mean_per_atom_times_n": float(np.mean(np.abs(per_atom_mean[test] - y[test]))),
+        },
+        "unseen_elements_in_test": [z for j, z in enumerate(elements)
+                                    if comp[train, j].sum() == 0 and comp[test, j].sum() > 0],
+    }  # fmt: skip
+    if args.model:
+        metrics = json.loads((Path(args.model) / "metrics.json").read_text())
+        result["test_mae_eV"]["nsa_model"] = metrics["test"]["ensemble"][f"mae/{TARGET}"]
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
