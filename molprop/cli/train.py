@@ -6,8 +6,13 @@ import argparse
 import json
 
 from molprop.cli.options import (
-    add_data_args, add_model_args, add_split_args, add_train_args, featurizer_config,
-    model_overrides, train_config,
+    add_data_args,
+    add_model_args,
+    add_split_args,
+    add_train_args,
+    featurizer_config,
+    model_overrides,
+    train_config,
 )  # fmt: skip
 
 
