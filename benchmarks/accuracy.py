@@ -62,6 +62,12 @@ def run_molprop(name: str, seed: int, epochs: int, patience: int, out: Path, thr
     return metrics["test"]["ensemble"], proc, member["epochs_run"], member["best_epoch"]
 
 
+def molprop_run_config(out: Path) -> dict:
+    """Model + train settings a molprop run actually used (from its artifact's config.json)."""
+    config = json.loads((out / "config.json").read_text())
+    return {"model": config["model"], "train": config["train"]}
+
+
 def chemprop_test_metrics(name: str, seed: int, out: Path) -> dict:
     """Score chemprop's ``test_predictions.csv`` with molprop's metric code (row order checked)."""
     spec = DATASETS[name]
@@ -75,7 +81,8 @@ def chemprop_test_metrics(name: str, seed: int, out: Path) -> dict:
                            spec.task_type)  # fmt: skip
 
 
-def run_chemprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int):
+def run_chemprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int,
+                 extra: list[str] | None = None):
     spec = DATASETS[name]
     metrics = ["rmse", "r2"] if spec.task_type == "regression" else ["roc", "binary-mcc"]
     cmd = [str(VENV_BIN / "chemprop"), "train", "-i", str(data_path(name)), "-s", "smiles",
@@ -83,7 +90,7 @@ def run_chemprop(name: str, seed: int, epochs: int, patience: int, out: Path, th
            "--splits-file", str(split_path(name, seed)), "--epochs", str(epochs),
            "--patience", str(patience), "--tracking-metric", "val_loss", "--metrics", *metrics,
            "-o", str(out), "--num-workers", "0", "--accelerator", "cpu", "--devices", "1",
-           "--pytorch-seed", str(seed), "--data-seed", str(seed)]  # fmt: skip
+           "--pytorch-seed", str(seed), "--data-seed", str(seed), *(extra or [])]  # fmt: skip
     proc = run_process(cmd, env=chemprop_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"chemprop failed: {proc.stderr[-2000:]}")
@@ -118,7 +125,8 @@ def run_one(model: str, name: str, seed: int, epochs: int, patience: int, thread
         test, proc, epochs_run, best = run_chemprop(name, seed, epochs, patience, out, threads)
     else:
         test, proc, epochs_run, best = run_pyg(model, name, seed, epochs, patience, out, threads)
-    return {"dataset": name, "seed": seed, "model": model, "test": test,
+    config = molprop_run_config(out) if model == "molprop_esa" else None
+    return {"dataset": name, "seed": seed, "model": model, "test": test, "config": config,
             "epochs_run": epochs_run, "best_epoch": best, "wall_seconds": round(proc.seconds, 1),
             "peak_rss_mb": round(proc.peak_rss_mb, 1)}  # fmt: skip
 

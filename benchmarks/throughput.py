@@ -1,0 +1,90 @@
+"""Prediction throughput, end to end: CSV of SMILES in -> CSV of predictions out, as whole processes.
+
+``molprop predict`` vs ``chemprop predict`` on the first N HIV SMILES that RDKit parses
+(chemprop stops on unparsable rows), the same thread count, repeats interleaved
+(molprop, chemprop, molprop, ...) so machine load hits both alike; medians reported.
+Time includes interpreter start, imports, model loading, featurisation, prediction, writing.
+Models: the ESOL models trained by ``benchmarks.accuracy`` (seed 0), i.e. default sizes.
+
+Usage: ``python -m benchmarks.throughput --n 10000 --repeats 3``
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+
+import pandas as pd
+from rdkit import Chem, RDLogger
+
+from benchmarks.common import (
+    REPO,
+    VENV_BIN,
+    WORK,
+    chemprop_env,
+    run_process,
+    save_result,
+    thread_env,
+)
+
+log = logging.getLogger(__name__)
+
+
+def write_input(n: int):
+    RDLogger.DisableLog("rdApp.*")
+    smiles = pd.read_csv(REPO / "data" / "moleculenet" / "hiv.csv.gz")["smiles"]
+    ok = [s for s in smiles[: int(n * 1.01) + 50] if Chem.MolFromSmiles(s) is not None][:n]
+    path = WORK / "throughput" / f"hiv_{n}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"smiles": ok}).to_csv(path, index=False)
+    return path, len(ok)
+
+
+def commands(inp, threads: int) -> dict[str, tuple[list[str], dict]]:
+    acc = WORK / "accuracy"
+    out = WORK / "throughput"
+    molprop = [str(VENV_BIN / "molprop"), "predict", "--model", str(acc / "ESOL_seed0_molprop_esa"),
+               "--input", str(inp), "--smiles-column", "smiles", "--output", str(out / "molprop.csv")]
+    chemprop = [str(VENV_BIN / "chemprop"), "predict", "-i", str(inp), "-s", "smiles",
+                "--model-paths", str(acc / "ESOL_seed0_chemprop" / "model_0" / "best.pt"),
+                "-o", str(out / "chemprop.csv"), "--num-workers", "0", "--accelerator", "cpu",
+                "--devices", "1"]  # fmt: skip
+    return {"molprop": (molprop, thread_env(threads)), "chemprop": (chemprop, chemprop_env(threads))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--n", type=int, default=10000)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--tools", nargs="+", default=["molprop", "chemprop"])
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    inp, n = write_input(args.n)
+    cmds = commands(inp, args.threads)
+    runs: dict[str, list[dict]] = {t: [] for t in args.tools}
+    for r in range(args.repeats):
+        for tool in args.tools:
+            cmd, env = cmds[tool]
+            proc = run_process(cmd, env=env)
+            if proc.returncode != 0:
+                raise RuntimeError(f"{tool} predict failed: {proc.stderr[-1500:]}")
+            rows = len(pd.read_csv(WORK / "throughput" / f"{tool}.csv"))
+            runs[tool].append({"seconds": round(proc.seconds, 2), "peak_rss_mb": round(proc.peak_rss_mb, 1),
+                               "rows_out": rows})  # fmt: skip
+            log.info("repeat %d %s: %.1f s, %.0f MiB, %d rows", r, tool, proc.seconds, proc.peak_rss_mb, rows)
+    summary = {}
+    for tool, rs in runs.items():
+        med = statistics.median(x["seconds"] for x in rs)
+        summary[tool] = {"median_seconds": med, "molecules_per_s": round(n / med, 1),
+                         "median_peak_rss_mb": statistics.median(x["peak_rss_mb"] for x in rs)}  # fmt: skip
+    save_result("throughput", {"n_molecules": n, "threads": args.threads, "runs": runs,
+                               "summary": summary,
+                               "commands": {t: " ".join(c[0]) for t, c in cmds.items()}})  # fmt: skip
+    log.info("%s", summary)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
