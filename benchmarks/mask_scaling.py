@@ -163,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--edges", nargs="+", type=int, default=list(EDGES))
     p.add_argument("--train-edges", nargs="+", type=int, default=[1000, 3000, 10000, 30000])
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per point")
+    p.add_argument("--only-train", action="store_true", help="only the single-graph train points")
+    p.add_argument("--result-name", default="mask_scaling", help="results/<name>.json")
     p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -177,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.edges:
             plan += [(series, n, "molprop", "mask"), (series, n, "all_pairs", "mask"),
                      (series, n, "molprop", "forward")]  # fmt: skip
+    plan = [] if args.only_train else plan
     plan += [("single", n, "molprop", "train") for n in args.train_edges]
     failed: set[tuple[str, str, str]] = set()
     for series, n, method, phase in plan:
@@ -190,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         points.append(point)
         if point["status"] != "ok":
             failed.add(key)
-        save_result("mask_scaling", {"budget_gb": args.budget_gb, "points": points,
+        save_result(args.result_name, {"budget_gb": args.budget_gb, "points": points,
                                      "command": " ".join(["python -m benchmarks.mask_scaling",
                                                           *(argv or sys.argv[1:])])})  # fmt: skip
     return 0
