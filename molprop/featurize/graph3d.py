@@ -167,10 +167,10 @@ class Graph3DFeaturizer:
         text = frame.copy()
         for col in target_columns:
             text[col] = ["" if pd.isna(v) else str(v) for v in frame[col].tolist()]
-        text[_RECORD] = [str(i) for i in range(len(records))]
+        text[_RECORD] = [f"{label} [record {i}]" for i, label in enumerate(labels)]
 
         def featurize(key: str) -> MolGraph:
-            record = records[int(key)]
+            record = records[int(key.rsplit("[record ", 1)[1].rstrip("]"))]
             if isinstance(record, Exception):
                 raise record
             return self(record)

@@ -106,3 +106,24 @@ def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind):
     stretched = [_moved(s, np.eye(3) * 1.15, np.zeros(3), np.arange(s.n_atoms))
                  for s in qm9_molecules]  # fmt: skip
     assert np.abs(predict(stretched) - base).max() > 1e-3
+
+
+def test_sdf_records_become_table_rows_with_per_record_issues(tmp_path):
+    from rdkit import Chem
+
+    from molprop.chem.conformers import embed_molecule
+
+    blocks = []
+    for smi, value in (("CCO", "1.5"), ("c1ccccc1", "-0.25")):
+        mol = embed_molecule(smi).mol
+        mol.SetProp("homo", value)
+        blocks.append(Chem.MolToMolBlock(mol) + "> <homo>\n" + value + "\n\n$$$$\n")
+    broken = blocks[0].replace(" O ", " Xz ")  # unknown element: RDKit rejects the record
+    path = tmp_path / "mols.sdf"
+    path.write_text(blocks[0] + broken + blocks[1])
+    table = Graph3DFeaturizer().load_table(path, "smiles", ["homo"])
+    assert table.rows.tolist() == [0, 2]
+    np.testing.assert_allclose(table.targets[:, 0], [1.5, -0.25])
+    assert table.smiles == ["CCO", "c1ccccc1"]
+    assert [i.row for i in table.invalid] == [1]
+    assert table.graphs[1].n_nodes == 12  # benzene with its hydrogens from the SDF
