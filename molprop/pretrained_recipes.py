@@ -62,7 +62,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "lipophilicity", "lipo_chemprop.csv.gz", "smiles", "lipo", "logD (pH 7.4)",
-            "regression", 30, "octanol/water distribution coefficient at pH 7.4",
+            "regression", 12, "octanol/water distribution coefficient at pH 7.4",
             "Lipophilicity (ChEMBL, AstraZeneca deposition), MoleculeNet / chemprop "
             "`data/lipo.csv`, 4,200 molecules",
             "MIT (chemprop repository); ChEMBL data CC BY-SA 3.0",
@@ -70,7 +70,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "hydration_free_energy", "freesolv_chemprop.csv.gz", "smiles", "freesolv",
-            "kcal/mol", "regression", 60, "hydration free energy (FreeSolv)",
+            "kcal/mol", "regression", 50, "hydration free energy (FreeSolv)",
             "FreeSolv v0.5 (Mobley & Guthrie 2014), MoleculeNet / chemprop `data/freesolv.csv`, "
             "642 molecules",
             "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
@@ -78,7 +78,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "bbb_penetration", "bbbp.csv.gz", "smiles", "p_np", "probability",
-            "classification", 30, "blood-brain barrier penetration (BBBP)",
+            "classification", 15, "blood-brain barrier penetration (BBBP)",
             "BBBP (Martins et al. 2012), MoleculeNet / chemprop `data/bbbp.csv`, 2,039 molecules",
             "MIT (chemprop repository)",
             "flagging whether a molecule is likely to penetrate the blood-brain barrier "
@@ -89,7 +89,9 @@ RECIPES: dict[str, Recipe] = {
 
 
 def train_config(recipe: Recipe) -> TrainConfig:
-    return TrainConfig(epochs=recipe.epochs, batch_size=64, lr=5e-4, patience=12, lr_patience=5,
+    """Short budgets (15 epochs or fewer) use a larger learning rate."""
+    lr = 1e-3 if recipe.epochs <= 15 else 5e-4
+    return TrainConfig(epochs=recipe.epochs, batch_size=64, lr=lr, patience=12, lr_patience=5,
                        seed=0, ensemble_size=3)  # fmt: skip
 
 

@@ -1,0 +1,109 @@
+"""Fixtures for the service tests: tiny real-data artifacts (trained once per session), a
+TestClient app over them, and one real uvicorn process on a free 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from api.settings import Settings
+from molprop.models.config import TrainConfig
+from molprop.pipelines.card import write_card
+from molprop.pipelines.train import TrainRequest, run_train
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "data" / "moleculenet"
+TINY_MODEL = {"hidden_dim": 16, "heads": 2, "layers": "MSP", "num_seeds": 4, "head_hidden": 32}
+
+#: mixed valid / invalid inputs used by several tests
+VALID = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "CCN(CC)CC", "ClC(Cl)Cl", "OCC(O)CO"]
+INVALID = ["C1CC", "not a smiles", "", "C(C)(C)(C)(C)C"]
+
+
+def _train_tiny(out: Path, data: str, target: str, task_type: str, rows: int, members: int,
+                unit: str) -> None:  # fmt: skip
+    frame = pd.read_csv(DATA / data, dtype=str, keep_default_na=False).head(rows)
+    run_train(TrainRequest(
+        data=frame, smiles_column="smiles", target_columns=[target], out=out, task_type=task_type,
+        model=dict(TINY_MODEL), train=TrainConfig(epochs=2, batch_size=64, ensemble_size=members),
+        units=[unit], name=out.name, progress=False,
+    ))  # fmt: skip
+    write_card(out, title=f"tiny test model ({target})", data_source=data, licence="MIT",
+               intended_use="tests only")  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``solubility`` (2-member regression ensemble on 300 ESOL rows) and ``bbb`` (1-member
+    classifier on 200 BBBP rows), hidden 16, 2 epochs."""
+    root = tmp_path_factory.mktemp("models")
+    _train_tiny(root / "solubility", "delaney_chemprop.csv.gz", "logp", "regression", 300, 2,
+                "log10(mol/L)")  # fmt: skip
+    _train_tiny(root / "bbb", "bbbp.csv.gz", "p_np", "classification", 200, 1, "probability")
+    return root
+
+
+@pytest.fixture(scope="session")
+def settings(model_dir: Path) -> Settings:
+    return Settings(model_dir=model_dir, max_batch=50, max_smiles_length=120,
+                    max_body_bytes=20_000)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def live_server(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``uvicorn api.main:app`` process; yields its base URL."""
+    port = free_port()
+    env = {**os.environ, "MOLPROP_MODEL_DIR": str(model_dir), "MOLPROP_MAX_BATCH": "50",
+           "OMP_NUM_THREADS": "1"}  # fmt: skip
+    env.pop("MOLPROP_API_KEY", None)
+    log_path = tmp_path_factory.mktemp("uvicorn") / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1",
+             "--port", str(port), "--log-level", "warning"],
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"uvicorn exited early:\n{log_path.read_text()}")
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn not healthy after 90 s:\n{log_path.read_text()}")
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

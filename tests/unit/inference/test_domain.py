@@ -1,0 +1,66 @@
+"""Applicability domain: Tanimoto on packed bits vs RDKit, calibration, storage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from rdkit import Chem, DataStructs
+from rdkit.Chem import rdFingerprintGenerator
+
+from molprop.inference.domain import (
+    DOMAIN_NAME,
+    ApplicabilityDomain,
+    add_domain_to_artifact,
+    fingerprint_bits,
+    tanimoto_max,
+)  # fmt: skip
+
+DATA = Path(__file__).resolve().parents[3] / "data" / "moleculenet" / "delaney_chemprop.csv.gz"
+
+
+@pytest.fixture(scope="module")
+def esol_smiles() -> list[str]:
+    return pd.read_csv(DATA)["smiles"].head(80).tolist()
+
+
+def test_tanimoto_matches_rdkit(esol_smiles: list[str]) -> None:
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
+    fps = [gen.GetFingerprint(Chem.MolFromSmiles(s)) for s in esol_smiles]
+    queries, reference = esol_smiles[:30], esol_smiles[30:]
+    expected = [max(DataStructs.BulkTanimotoSimilarity(fps[i], fps[30:])) for i in range(30)]
+    got = tanimoto_max(fingerprint_bits(queries), fingerprint_bits(reference))
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_exclude_self_is_leave_one_out(esol_smiles: list[str]) -> None:
+    bits = fingerprint_bits(esol_smiles[:40])
+    assert np.all(tanimoto_max(bits, bits) == 1.0)
+    loo = tanimoto_max(bits, bits, exclude_self=True)
+    brute = [tanimoto_max(bits[i : i + 1], np.delete(bits, i, axis=0))[0] for i in range(40)]
+    np.testing.assert_allclose(loo, brute)
+
+
+def test_fit_threshold_and_flags(esol_smiles: list[str]) -> None:
+    domain = ApplicabilityDomain.fit(esol_smiles)
+    loo = tanimoto_max(domain.fingerprints, domain.fingerprints, exclude_self=True)
+    assert domain.threshold == pytest.approx(np.percentile(loo, 5))
+    flags = domain.in_domain([esol_smiles[0], "[Xe]", "not a smiles", ""])
+    assert flags.tolist() == [True, False, False, False]
+    assert domain.similarity(["not a smiles"])[0] == 0.0
+
+
+def test_save_load_round_trip_and_absent(tmp_path: Path, esol_smiles: list[str]) -> None:
+    assert ApplicabilityDomain.load(tmp_path) is None
+    pd.DataFrame({"row": range(80), "smiles": esol_smiles,
+                  "split": ["train"] * 60 + ["test"] * 20}).to_csv(tmp_path / "split.csv")  # fmt: skip
+    path = add_domain_to_artifact(tmp_path)
+    assert path == tmp_path / DOMAIN_NAME
+    loaded = ApplicabilityDomain.load(tmp_path)
+    assert loaded is not None and loaded.fingerprints.shape == (60, 256)
+    assert loaded.fingerprints.dtype == np.uint8
+    np.testing.assert_array_equal(loaded.fingerprints, fingerprint_bits(esol_smiles[:60]))
+    assert loaded.threshold == pytest.approx(ApplicabilityDomain.fit(esol_smiles[:60]).threshold)
+    assert b"pickle" not in path.read_bytes()[:200]
