@@ -62,7 +62,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "lipophilicity", "lipo_chemprop.csv.gz", "smiles", "lipo", "logD (pH 7.4)",
-            "regression", 12, "octanol/water distribution coefficient at pH 7.4",
+            "regression", 8, "octanol/water distribution coefficient at pH 7.4",
             "Lipophilicity (ChEMBL, AstraZeneca deposition), MoleculeNet / chemprop "
             "`data/lipo.csv`, 4,200 molecules",
             "MIT (chemprop repository); ChEMBL data CC BY-SA 3.0",
@@ -78,7 +78,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "bbb_penetration", "bbbp.csv.gz", "smiles", "p_np", "probability",
-            "classification", 15, "blood-brain barrier penetration (BBBP)",
+            "classification", 10, "blood-brain barrier penetration (BBBP)",
             "BBBP (Martins et al. 2012), MoleculeNet / chemprop `data/bbbp.csv`, 2,039 molecules",
             "MIT (chemprop repository)",
             "flagging whether a molecule is likely to penetrate the blood-brain barrier "
