@@ -14,7 +14,8 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--smiles-column", default="smiles")
     p.add_argument("--low-column", required=True, help="low-fidelity label (e.g. DFT)")
     p.add_argument("--high-column", required=True, help="high-fidelity label (e.g. GW, CC2)")
-    p.add_argument("--high-sizes", nargs=3, type=float, required=True, metavar=("TRAIN", "VAL", "TEST"),
+    p.add_argument("--high-sizes", nargs=3, type=float, required=True,
+                   metavar=("TRAIN", "VAL", "TEST"),
                    help="high-fidelity molecule counts (or fractions if all < 1)")  # fmt: skip
     p.add_argument("--mode", choices=["transductive", "inductive"], required=True)
     p.add_argument("--seed", type=int, default=0)
@@ -28,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     split = build_fidelity_split(args.data, args.smiles_column, args.low_column, args.high_column,
                                  args.high_sizes, args.mode, args.seed)  # fmt: skip
     split.write(args.out)
-    print(json.dumps({"molecules": split.report["molecules"], "check": split.report["check"]}, indent=2))
+    summary = {"molecules": split.report["molecules"], "check": split.report["check"]}
+    print(json.dumps(summary, indent=2))
     print(f"split written to {args.out}")
     return 0

@@ -15,7 +15,8 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--smiles-column", default="smiles")
     p.add_argument("--low-column", required=True)
     p.add_argument("--high-column", required=True)
-    p.add_argument("--high-sizes", nargs=3, type=float, required=True, metavar=("TRAIN", "VAL", "TEST"))
+    p.add_argument("--high-sizes", nargs=3, type=float, required=True,
+                   metavar=("TRAIN", "VAL", "TEST"), help="high-fidelity molecule counts")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--strategies", nargs="+", default=None, help="default: all four")
     p.add_argument("--modes", nargs="+", default=["transductive", "inductive"])

@@ -63,8 +63,8 @@ def linear_correction(split_dir: Path, low: str, high: str) -> dict[str, float]:
 
 
 def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> dict:
-    return {"method": method, "mode": mode, "seed": seed, "rmse": test["rmse"],
-            "mae": test["mae"], "n_test": test.get("n", np.nan), "seconds": round(seconds, 1)}  # fmt: skip
+    return {"method": method, "mode": mode, "seed": seed, "rmse": test["rmse"], "mae": test["mae"],
+            "n_test": test.get("n", np.nan), "seconds": round(seconds, 1)}  # fmt: skip
 
 
 def _test_metrics(metrics: dict, high: str) -> dict:
@@ -79,8 +79,9 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
     rows: list[dict] = []
     split_dirs = {}
     for mode in request.modes:
-        split_dirs[mode] = build_fidelity_split(request.data, request.smiles_column, low, high,
-                                                request.high_sizes, mode, seed).write(out / mode / "split")  # fmt: skip
+        split = build_fidelity_split(request.data, request.smiles_column, low, high,
+                                     request.high_sizes, mode, seed)  # fmt: skip
+        split_dirs[mode] = split.write(out / mode / "split")
     first = split_dirs[request.modes[0]]
     # high-fidelity only: same train/val/test molecules, trained from scratch
     t = time.perf_counter()
@@ -89,7 +90,8 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
         data=pd.concat(parts, ignore_index=True), smiles_column="smiles", target_columns=[high],
         out=out / "high_only", split_type="column", split_column="split", model=request.model,
         train=replace(request.finetune, seed=seed), progress=request.progress))  # fmt: skip
-    rows.append(_record("high-only", "-", seed, _test_metrics(high_only, high), time.perf_counter() - t))
+    seconds = time.perf_counter() - t
+    rows.append(_record("high-only", "-", seed, _test_metrics(high_only, high), seconds))
     if "transductive" in split_dirs:
         lin = linear_correction(split_dirs["transductive"], low, high)
         rows.append(_record("linear-correction", "transductive", seed, lin, 0.0))
@@ -119,7 +121,8 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
     g = results.groupby(["method", "mode"], sort=False)
     table = g.agg(rmse_mean=("rmse", "mean"), rmse_sd=("rmse", "std"), mae_mean=("mae", "mean"),
                   mae_sd=("mae", "std"), seeds=("seed", "nunique")).reset_index()  # fmt: skip
-    return table.fillna({"rmse_sd": 0.0, "mae_sd": 0.0}).sort_values("rmse_mean").reset_index(drop=True)
+    table = table.fillna({"rmse_sd": 0.0, "mae_sd": 0.0})
+    return table.sort_values("rmse_mean").reset_index(drop=True)
 
 
 def markdown_table(table: pd.DataFrame, units: str = "") -> str:

@@ -121,7 +121,8 @@ def build_fidelity_split(
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
     frame = data if isinstance(data, pd.DataFrame) else read_table(data)
-    require_columns(frame, [smiles_column, low_column, high_column], data if not isinstance(data, pd.DataFrame) else "")
+    origin = "" if isinstance(data, pd.DataFrame) else data
+    require_columns(frame, [smiles_column, low_column, high_column], origin)
     low, high = _labels(frame, low_column), _labels(frame, high_column)
     keys: list[str | None] = []
     issues: list[RowIssue] = []

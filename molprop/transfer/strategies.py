@@ -125,7 +125,7 @@ def raw_features(
     measured = np.asarray(measured_low, dtype=np.float64).reshape(pred.shape)
     ok = np.isfinite(measured)
     if (~ok).any():
-        log.warning("%d low-fidelity label(s) missing: pretrained predictions used", int((~ok).sum()))
+        log.warning("%d low-fidelity label(s) missing: predictions used", int((~ok).sum()))
     return np.where(ok, measured, pred)
 
 
