@@ -120,6 +120,7 @@ class ApplicabilityDomain:
                 "threshold": repr(self.threshold), "percentile": repr(self.percentile),
                 "n_train": str(len(self.fingerprints)), "metric": "max_tanimoto_morgan"}  # fmt: skip
         save_file({"fingerprints": np.ascontiguousarray(self.fingerprints)}, str(path), meta)
+        path.chmod(0o644)  # safetensors creates 0600; the service may run as another user
         return path
 
     @classmethod

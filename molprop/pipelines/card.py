@@ -15,6 +15,15 @@ from molprop.inference.domain import ApplicabilityDomain
 from molprop.models.artifact import load_config
 
 CARD_NAME = "card.md"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _shown_path(path: str) -> str:
+    """A data path relative to the repository when it lies inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(REPO))
+    except ValueError:
+        return path
 
 
 def _fmt(value: object) -> str:
@@ -72,7 +81,7 @@ def write_card(
     unit = ", ".join(u for u in task.units if u) or "(unitless)"
     sizes = metrics.get("training", {}).get("split_sizes", {})
     output = ("probability of the positive class" if task.task_type == "classification"
-              else f"{', '.join(task.target_names)} in {unit}")  # fmt: skip
+              else f"column `{', '.join(task.target_names)}` of the data, in {unit}")  # fmt: skip
     lines = [
         f"# {config.name}: {title}",
         "",
@@ -81,7 +90,7 @@ def write_card(
         "",
         "## Data and licence",
         "",
-        f"- Data: {data_source} (`{config.extra.get('data', '')}`).",
+        f"- Data: {data_source} (`{_shown_path(str(config.extra.get('data', '')))}`).",
         f"- Licence: {licence}.",
         f"- Rows used: {metrics.get('training', {}).get('n_rows_valid', '?')} valid, "
         f"{metrics.get('training', {}).get('n_rows_invalid', '?')} rejected (unparsable SMILES).",
