@@ -92,6 +92,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _stoppers(trainer: L.Trainer) -> list[EarlyStopping]:
+    return [cb for cb in trainer.callbacks if isinstance(cb, EarlyStopping)]
+
+
 class EpochStateCheckpoint(Checkpoint):
     """Writes the resume state each epoch (rank 0 only) and restores it at train start.
 
@@ -131,8 +135,7 @@ class EpochStateCheckpoint(Checkpoint):
             "global_step": trainer.global_step,
             "optimizer": opt_meta,
             "scheduler": _plain(trainer.lr_scheduler_configs[0].scheduler.state_dict()),
-            "early_stopping": [_plain(cb.state_dict()) for cb in trainer.callbacks
-                               if isinstance(cb, EarlyStopping)],  # fmt: skip
+            "early_stopping": [_plain(cb.state_dict()) for cb in _stoppers(trainer)],
             "best_score": lit.best_score,
             "best_epoch": lit.best_epoch,
             "rng_numpy": [np_state[0], int(np_state[2]), int(np_state[3]), float(np_state[4])],
@@ -162,8 +165,7 @@ class EpochStateCheckpoint(Checkpoint):
         lit.model.load_state_dict(model_state, strict=True)
         trainer.optimizers[0].load_state_dict(_join_optimizer(tensors, meta["optimizer"]))
         trainer.lr_scheduler_configs[0].scheduler.load_state_dict(meta["scheduler"])
-        stoppers = [cb for cb in trainer.callbacks if isinstance(cb, EarlyStopping)]
-        for cb, state in zip(stoppers, meta["early_stopping"], strict=True):
+        for cb, state in zip(_stoppers(trainer), meta["early_stopping"], strict=True):
             state["best_score"] = torch.tensor(state["best_score"])
             cb.load_state_dict(state)
         best = {k[5:]: v for k, v in tensors.items() if k.startswith("best.")}
@@ -180,8 +182,9 @@ class EpochStateCheckpoint(Checkpoint):
         for counter in (progress.current, progress.total):
             counter.ready = counter.started = counter.processed = counter.completed = epochs
         loop = trainer.fit_loop.epoch_loop
-        loop.automatic_optimization.optim_progress.optimizer.step.total.completed = meta["global_step"]
-        loop._batches_that_stepped = meta["global_step"]
+        steps = int(meta["global_step"])
+        loop.automatic_optimization.optim_progress.optimizer.step.total.completed = steps
+        loop._batches_that_stepped = steps
         self.start_epoch = epochs
         log.info("resumed from %s after %d epoch(s)", self.directory, epochs)
 
