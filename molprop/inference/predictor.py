@@ -22,7 +22,7 @@ from molprop.featurize.molgraph import MolGraph
 from molprop.inference.domain import ApplicabilityDomain
 from molprop.models.artifact import load_config, load_members
 from molprop.models.config import ArtifactConfig
-from molprop.pipelines.training import predict_targets
+from molprop.models.predict import predict_targets
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ import torch
 
 from molprop.data.loader import GraphDataset, SizeBucketBatchSampler
 from molprop.featurize.molgraph import MolGraph
+from molprop.models.config import TaskConfig
 from molprop.models.model import MolPropModel
 
 
@@ -48,3 +49,23 @@ def to_target_space(raw: np.ndarray, task_type: str, mean: Sequence[float], std:
     if task_type == "classification":
         return 1.0 / (1.0 + np.exp(-raw))
     return raw * np.asarray(std) + np.asarray(mean)
+
+
+def per_atom_counts(graphs: Sequence[MolGraph]) -> np.ndarray:
+    """(n, 1) heavy-atom counts, for per-atom (extensive) targets."""
+    return np.asarray([g.n_nodes for g in graphs], dtype=np.float64)[:, None]
+
+
+def predict_targets(
+    members: Sequence[MolPropModel],
+    graphs: Sequence[MolGraph],
+    task: TaskConfig,
+    extra: np.ndarray | None = None,
+    batch_size: int = 256,
+) -> np.ndarray:
+    """-> (n_members, n, T) predictions in target units (totals when ``per_atom``)."""
+    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra)
+    values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
+    if task.per_atom and task.task_type == "regression":
+        values = values * per_atom_counts(graphs)[None]
+    return values

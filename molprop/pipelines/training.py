@@ -20,7 +20,7 @@ from molprop.featurize.molgraph import MolGraph
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.lightning_module import LitMolProp
 from molprop.models.model import MolPropModel
-from molprop.models.predict import forward_members, to_target_space
+from molprop.models.predict import per_atom_counts, predict_targets  # noqa: F401 (re-exported)
 from molprop.pipelines.metrics import compute_metrics
 from molprop.pipelines.resume import EpochStateCheckpoint, load_final, save_final
 
@@ -30,10 +30,6 @@ for _name in ("lightning.pytorch", "lightning.fabric", "lightning"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 warnings.filterwarnings("ignore", ".*does not have many workers.*")
 warnings.filterwarnings("ignore", ".*number of training batches.*")
-
-
-def per_atom_counts(graphs: Sequence[MolGraph]) -> np.ndarray:
-    return np.asarray([g.n_nodes for g in graphs], dtype=np.float64)[:, None]
 
 
 def fit_member(
@@ -117,21 +113,6 @@ def is_global_zero() -> bool:
         if name in os.environ:
             return int(os.environ[name]) == 0
     return os.environ.get("LOCAL_RANK", "0") == "0" and os.environ.get("NODE_RANK", "0") == "0"
-
-
-def predict_targets(
-    members: Sequence[MolPropModel],
-    graphs: Sequence[MolGraph],
-    task: TaskConfig,
-    extra: np.ndarray | None = None,
-    batch_size: int = 256,
-) -> np.ndarray:
-    """-> (n_members, n, T) predictions in target units (totals when ``per_atom``)."""
-    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra)
-    values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
-    if task.per_atom and task.task_type == "regression":
-        values = values * per_atom_counts(graphs)[None]
-    return values
 
 
 def evaluate_split(
