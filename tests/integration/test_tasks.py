@@ -15,11 +15,11 @@ TINY = {"hidden_dim": 16, "heads": 2, "num_seeds": 4, "layers": "MSP", "head_hid
 
 
 def test_binary_classification_on_bbbp(tmp_path, data_dir):
-    frame = pd.read_csv(data_dir / "moleculenet/bbbp.csv.gz").sample(300, random_state=0)
+    frame = pd.read_csv(data_dir / "moleculenet/bbbp.csv.gz").sample(300, random_state=0).astype(str)
     frame.loc[frame.index[:3], "p_np"] = "maybe"  # non-numeric labels: reported, not dropped
     out = tmp_path / "bbbp"
     metrics = run_train(TrainRequest(
-        data=frame.astype(str), smiles_column="smiles", target_columns=["p_np"], out=out,
+        data=frame, smiles_column="smiles", target_columns=["p_np"], out=out,
         task_type="classification", split_type="random", model=TINY,
         train=TrainConfig(epochs=3, batch_size=32, lr=1e-3), progress=False,
     ))  # fmt: skip
@@ -56,3 +56,14 @@ def test_multitask_with_missing_labels(tmp_path, data_dir):
     split = pd.read_csv(out / "split.csv")
     train_gap = y.iloc[split.row[split.split == "train"]].dropna()
     assert abs(cfg["task"]["scaler_mean"][0] - train_gap.mean()) < 1e-9  # fitted on train only
+
+
+def test_bf16_autocast_trains_and_predicts_finite(tmp_path, esol_frame):
+    frame = esol_frame.head(120).astype(str)
+    metrics = run_train(TrainRequest(
+        data=frame, smiles_column="smiles", target_columns=["logp"], out=tmp_path / "bf16",
+        split_type="random", model=TINY,
+        train=TrainConfig(epochs=2, batch_size=32, lr=1e-3, bf16=True), progress=False,
+    ))  # fmt: skip
+    assert np.isfinite(metrics["test"]["ensemble"]["rmse"])
+    assert json.loads((tmp_path / "bf16/config.json").read_text())["train"]["bf16"] is True
