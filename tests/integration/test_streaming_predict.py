@@ -5,7 +5,7 @@ i must carry the prediction of base row ``i % n_base``. The model is a tiny 2-me
 random weights (hidden 16): only the streaming machinery is under test.
 
 In-suite the memory check compares 2,000 with 10,000 rows (held in memory, 8,000 extra graphs
-would add about 80 MB); the 20k vs 200k comparison is ``benchmarks/scale_predict.py``.
+would add about 80 MB); the 20k vs 100k comparison is ``benchmarks/scale_predict.py``.
 """
 
 from __future__ import annotations
