@@ -2,7 +2,8 @@
 
 E(system) ~= sum over elements of n_element * e_element, with e fitted by least squares on the
 training frames' compositions; same by-system split as the NSA model (``split`` info key written
-by benchmarks/prepare_3d.py). Also reports the NSA artifact's test MAE when given one.
+by benchmarks/prepare_3d.py). With ``--model`` the artifact's test-frame predictions are
+scored the same way (total, per atom, per test system).
 
 Usage: python benchmarks/oc20_element_baseline.py SPLIT_EXTXYZ [--model ARTIFACT_DIR]
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -46,9 +46,24 @@ def main() -> None:
         "unseen_elements_in_test": [z for j, z in enumerate(elements)
                                     if comp[train, j].sum() == 0 and comp[test, j].sum() > 0],
     }  # fmt: skip
+    predictions = {"mean_per_element_lstsq": pred[test]}
     if args.model:
-        metrics = json.loads((Path(args.model) / "metrics.json").read_text())
-        result["test_mae_eV"]["nsa_model"] = metrics["test"]["ensemble"][f"mae/{TARGET}"]
+        from molprop.inference import Predictor
+
+        test_records = [r for r, s in zip(records, split, strict=True) if s == "test"]
+        out = Predictor.from_pretrained(args.model).predict_structures(test_records)
+        predictions["model"] = out[TARGET].to_numpy()
+        result["test_mae_eV"]["model"] = float(np.mean(np.abs(predictions["model"] - y[test])))
+    sids = np.array([r.info["sid"] for r in records])[test]
+    result["test_mae_per_atom_eV"] = {
+        name: float(np.mean(np.abs(p - y[test]) / n_atoms[test])) for name, p in predictions.items()
+    }
+    result["test_mae_by_system_eV"] = {
+        sid: {"n_frames": int((sids == sid).sum()), "n_atoms": int(n_atoms[test][sids == sid][0]),
+              **{name: float(np.mean(np.abs(p - y[test])[sids == sid]))
+                 for name, p in predictions.items()}}
+        for sid in sorted(set(sids))
+    }  # fmt: skip
     print(json.dumps(result, indent=2))
 
 
