@@ -45,7 +45,12 @@ from molprop.featurize import register_featurizer
 from molprop.featurize.atoms import one_hot
 from molprop.featurize.gaussian import gaussian_basis
 from molprop.featurize.molgraph import MolGraph
-from molprop.featurize.radius import NeighborList, molecule_neighbors, periodic_neighbors
+from molprop.featurize.radius import (
+    NeighborList,
+    cap_neighbors,
+    molecule_neighbors,
+    periodic_neighbors,
+)  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +129,8 @@ class Graph3DFeaturizer:
     def __call__(self, structure: Structure3D) -> MolGraph:
         s = structure if self.include_h else _drop_hydrogens(structure)
         cutoff = self.cutoff_for(s)
-        nl = self.neighbors(s)
+        full = self.neighbors(s, cap=False)  # one neighbour search, capped below
+        nl = cap_neighbors(full, self.max_neighbors)
         edge_attr = gaussian_basis(nl.dist, cutoff, self.num_gaussians, self.gaussian_width)
         parts = [np.asarray([one_hot(int(z), ELEMENTS_3D) for z in s.numbers])]
         if self.tags:
@@ -134,11 +140,10 @@ class Graph3DFeaturizer:
             fixed = s.fixed if s.fixed is not None else np.zeros(s.n_atoms, dtype=bool)
             parts.append(fixed.astype(np.float64)[:, None])
         if self.atom_gaussians:
-            full = self.neighbors(s, cap=False)
             rbf = gaussian_basis(full.dist, cutoff, self.num_gaussians, self.gaussian_width)
-            summed = np.zeros((s.n_atoms, self.num_gaussians))
-            np.add.at(summed, full.src, rbf)
-            parts.append(summed)
+            summed = [np.bincount(full.src, weights=rbf[:, k], minlength=s.n_atoms)
+                      for k in range(self.num_gaussians)]  # fmt: skip
+            parts.append(np.stack(summed, axis=1))
         x = np.concatenate(parts, axis=1).astype(np.float32)
         return MolGraph(
             x=x, edge_index=np.stack([nl.src, nl.dst]).astype(np.int64), edge_attr=edge_attr,

@@ -38,7 +38,7 @@ def oc20_model(tmp_path_factory, oc20_frames):
         "train", "--data", str(data), "--target-columns", TARGET, "--featurizer", "3d",
         "--featurizer-params", json.dumps(params), "--cutoff", "5.0", "--per-atom",
         "--model", "nsa", "--layers", "MSMP S", "--hidden-dim", "16", "--heads", "2",
-        "--num-seeds", "4", "--epochs", "3", "--lr", "1e-3", "--batch-size", "8",
+        "--num-seeds", "4", "--epochs", "2", "--lr", "1e-3", "--batch-size", "8",
         "--split-type", "random", "--no-progress", "--out", str(out),
     ])  # fmt: skip
     assert code == 0
