@@ -28,7 +28,10 @@ MAX_BYTES = 300_000
 NEEDS = {
     "01_predict_quickstart.ipynb": ["api.main", "molprop.inference.domain", "httpx", "uvicorn"],
     "02_finetune_inhouse_assay.ipynb": ["molprop.pipelines.finetune"],
-    "03_dft_to_gw_transfer.ipynb": ["molprop.transfer.fidelity_split", "molprop.pipelines.pretrain"],
+    "03_dft_to_gw_transfer.ipynb": [
+        "molprop.transfer.fidelity_split",
+        "molprop.pipelines.pretrain",
+    ],
     "04_3d_and_crystals.ipynb": ["molprop.featurize.graph3d", "molprop.chem.structures"],
 }
 
