@@ -53,13 +53,15 @@ DATASETS: dict[str, DatasetSpec] = {
 
 @dataclass(frozen=True)
 class ProcessResult:
-    """A finished subprocess: exit code, wall seconds, peak RSS (MiB) of it and its children."""
+    """A finished subprocess: exit code, wall seconds, peak RSS (MiB) of it and its children,
+    CPU seconds (user + system, it and its waited-for children: robust to machine load)."""
 
     returncode: int
     seconds: float
     peak_rss_mb: float
     stdout: str
     stderr: str
+    cpu_seconds: float = float("nan")
 
 
 def run_process(
@@ -88,6 +90,7 @@ def run_process(
     return ProcessResult(
         proc.returncode, seconds, usage.ru_maxrss / 1024.0,
         Path(f"{out_path}.out").read_text(), Path(f"{out_path}.err").read_text(),
+        usage.ru_utime + usage.ru_stime,
     )  # fmt: skip
 
 

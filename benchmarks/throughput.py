@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise RuntimeError(f"{tool} predict failed: {proc.stderr[-1500:]}")
             rows = len(pd.read_csv(WORK / "throughput" / f"{tool}.csv"))
             runs[tool].append({"seconds": round(proc.seconds, 2), "peak_rss_mb": round(proc.peak_rss_mb, 1),
+                               "cpu_seconds": round(proc.cpu_seconds, 1),
                                "rows_out": rows})  # fmt: skip
             log.info("repeat %d %s: %.1f s, %.0f MiB, %d rows", r, tool, proc.seconds, proc.peak_rss_mb, rows)
     summary = {}
