@@ -91,9 +91,13 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], path: object = 
         raise DataError(f"column(s) {missing} not found in {where}; available: {list(frame.columns)}")
 
 
-def parse_target(value: str, column: str) -> float:
-    """Blank -> NaN (missing label); otherwise a float or an InvalidInputError."""
-    text = (value or "").strip()
+def parse_target(value: object, column: str) -> float:
+    """Blank / NaN / None -> NaN (missing label); otherwise a float or an InvalidInputError.
+
+    Accepts text (as read from a file) and numbers (a DataFrame from ``pd.read_csv``)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return float("nan")
+    text = str(value).strip()
     if text == "" or text.lower() in {"nan", "na", "n/a", "none", "null"}:
         return float("nan")
     try:
@@ -157,7 +161,8 @@ def load_molecule_table(
                 if target_ok[i]:
                     issues.append(RowIssue(i, str(frame[smiles_column].iloc[i]), str(exc)))
                 target_ok[i] = False
-    smiles = [str(s) for s in frame[smiles_column].tolist()]
+    smiles = [s if isinstance(s, str) else ("" if pd.isna(s) else str(s))
+              for s in frame[smiles_column].tolist()]  # fmt: skip
     graphs = featurize_rows(smiles, featurize, progress=progress)
     keep: list[int] = []
     for i, g in enumerate(graphs):

@@ -51,3 +51,13 @@ def test_real_esol_all_valid(esol_frame):
     table = load_molecule_table(esol_frame.astype(str), "smiles", ["logp"], F, progress=False)
     assert len(table) == 1128 and not table.invalid
     assert table.targets.shape == (1128, 1)
+
+
+def test_numeric_dataframe_columns_are_accepted():
+    frame = pd.DataFrame({"smiles": ["CCO", None, "CCN"], "y": [1.5, 2.0, np.nan]})
+    frame.loc[3] = ["CC", 4.0]
+    table = load_molecule_table(frame, "smiles", ["y"], F, progress=False)
+    assert table.rows.tolist() == [0, 3]
+    assert table.targets[:, 0].tolist() == [1.5, 4.0]
+    reasons = {i.row: i.reason for i in table.invalid}
+    assert "empty" in reasons[1] and "no target" in reasons[2]
