@@ -4,8 +4,8 @@ The inputs are the real ESOL SMILES (plus one invalid SMILES) repeated to N rows
 i must carry the prediction of base row ``i % n_base``. The model is a tiny 2-member ESA with
 random weights (hidden 16): only the streaming machinery is under test.
 
-In-suite the memory check compares 2,000 with 10,000 rows (held in memory, 8,000 extra graphs
-would add about 80 MB); the 20k vs 100k comparison is ``benchmarks/scale_predict.py``.
+In-suite the memory check compares 2,000 with 10,000 rows (held in memory, 8,000 extra ESOL
+graphs would add roughly 45 MB of arrays plus frame rows); the 20k vs 100k comparison is ``benchmarks/scale_predict.py``.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_peak_memory_does_not_grow_with_rows(tiny_model, base, base_predictions,
     big = write_input(work / "big.csv.gz", base, 10000)
     rss_small = _peak_rss_mb(tiny_model, small, work / "small_out.csv")
     rss_big = _peak_rss_mb(tiny_model, big, work / "big_out.csv")
-    # all 10k graphs in memory would add ~80 MB over the 2k run; streaming adds ~nothing
+    # holding all 10k graphs would add roughly 45 MB over the 2k run; streaming adds ~nothing
     assert rss_big - rss_small < 30.0, (rss_small, rss_big)
     check_output(read_out(work / "big_out.csv"), 10000, base_predictions)
 
