@@ -70,8 +70,10 @@ def build_graphs(series: str, size: int):
         graphs = _hiv_graphs(None, 128 * 16, sort=True)
         mid = len(graphs) // 2
         return graphs[mid - 64 : mid + 64]
-    if series == "single":
-        return [Graph2DFeaturizer().from_smiles("C" * (size // 2 + 1))]
+    if series == "single":  # built from an RDKit Mol: the SMILES is longer than parse_smiles allows
+        from rdkit import Chem
+
+        return [Graph2DFeaturizer()(Chem.MolFromSmiles("C" * (size // 2 + 1)))]
     raise ValueError(series)
 
 
@@ -164,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--train-edges", nargs="+", type=int, default=[1000, 3000, 10000, 30000])
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per point")
     p.add_argument("--only-train", action="store_true", help="only the single-graph train points")
+    p.add_argument("--series", nargs="+", default=["batch", "single"], choices=["batch", "single"])
     p.add_argument("--result-name", default="mask_scaling", help="results/<name>.json")
     p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -173,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     points = []
-    plan = [("batch128_file_order", 0, m, "mask") for m in ("molprop", "all_pairs")]
-    plan += [("batch128_bucketed", 0, m, "mask") for m in ("molprop", "all_pairs")]
-    for series in ("batch", "single"):
+    plan = []
+    if "batch" in args.series:
+        plan += [("batch128_file_order", 0, m, "mask") for m in ("molprop", "all_pairs")]
+        plan += [("batch128_bucketed", 0, m, "mask") for m in ("molprop", "all_pairs")]
+    for series in args.series:
         for n in args.edges:
             plan += [(series, n, "molprop", "mask"), (series, n, "all_pairs", "mask"),
                      (series, n, "molprop", "forward")]  # fmt: skip
