@@ -42,7 +42,9 @@ class ModelConfig:
 
     ``token_kind`` esa|nsa; ``layers`` e.g. ``"MSMSMP S"``; ``size_path`` gives the head
     log1p(token and node counts) and a scaled token sum (see ``molprop.nn.readout``);
-    ``n_extra`` per-graph features appended before the head (label/embedding augmentation).
+    ``n_extra`` per-graph features appended before the head (label/embedding augmentation);
+    ``learnable_rbf`` K > 0 appends K learnable Gaussians of the 3D edge length (cut off at
+    ``rbf_cutoff`` Å) to the edge features (see ``molprop.nn.distance_basis``).
     """
 
     node_dim: int
@@ -62,6 +64,8 @@ class ModelConfig:
     size_path: bool = True
     n_extra: int = 0
     head_hidden: int = 256
+    learnable_rbf: int = 0
+    rbf_cutoff: float = 5.0
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)

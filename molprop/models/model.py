@@ -33,7 +33,7 @@ class MolPropModel(nn.Module):
         )
         self.encoder = SetEncoder(
             config.token_kind, config.node_dim, config.edge_dim, config.hidden_dim,
-            encoder_pattern, **mab,
+            encoder_pattern, config.learnable_rbf, config.rbf_cutoff, **mab,
         )  # fmt: skip
         self.readout = AttentionReadout(
             config.hidden_dim, config.num_seeds, decoder_pattern, config.size_path, **mab

@@ -6,11 +6,14 @@ output gets a skip connection from its input (the embedded tokens).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from torch import nn
 
 from molprop.data.batch import GraphBatch
 from molprop.nn.attention import MAB
+from molprop.nn.distance_basis import LearnableGaussianBasis, edge_lengths
 from molprop.nn.edge_sets import TokenSet, token_input_dim, token_set
 
 
@@ -22,17 +25,31 @@ class SetEncoder(nn.Module):
         edge_dim: int,
         dim: int,
         pattern: str,
+        learnable_rbf: int = 0,
+        rbf_cutoff: float = 5.0,
         **mab_kwargs,
     ):
         super().__init__()
         self.token_kind = token_kind
         self.pattern = pattern
-        in_dim = token_input_dim(token_kind, node_dim, edge_dim)
+        self.rbf = LearnableGaussianBasis(learnable_rbf, rbf_cutoff) if learnable_rbf else None
+        k = learnable_rbf
+        # ESA: learned channels join each edge's features; NSA: summed over each atom's edges
+        in_dim = token_input_dim(token_kind, node_dim + (k if token_kind == "nsa" else 0),
+                                 edge_dim + (k if token_kind == "esa" else 0))  # fmt: skip
         self.embed = nn.Sequential(nn.Linear(in_dim, dim), nn.GELU(), nn.Linear(dim, dim))
         self.blocks = nn.ModuleList(MAB(dim, **mab_kwargs) for _ in pattern)
 
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, TokenSet]:
         """-> (B, L_max, dim) token states (padded slots are meaningless) and the TokenSet."""
+        if self.rbf is not None:
+            learned = self.rbf(edge_lengths(batch)).to(batch.edge_attr.dtype)  # (E, K)
+            if self.token_kind == "esa":
+                batch = replace(batch, edge_attr=torch.cat([batch.edge_attr, learned], dim=-1))
+            else:
+                per_atom = learned.new_zeros(batch.x.shape[0], learned.shape[1])
+                per_atom.index_add_(0, batch.edge_index[0], learned)  # (N, K)
+                batch = replace(batch, x=torch.cat([batch.x, per_atom], dim=-1))
         tokens = token_set(batch, self.token_kind)
         h0 = tokens.pad(self.embed(tokens.features))  # (B, L_max, dim)
         h = h0
