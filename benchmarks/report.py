@@ -131,6 +131,13 @@ def throughput_section(res: dict | None) -> list[str]:
                      f"{s['median_peak_rss_mb']:.0f} | {runs} |")  # fmt: skip
     lines.append("")
     lines += [f"- `{cmd}`" for cmd in res["commands"].values()]
+    cpu = load_result("throughput_cpu")
+    if cpu:
+        lines.append("\nOne more interleaved repeat with CPU accounting (`--repeats 1 --result-name "
+                     "throughput_cpu`; user + system seconds of the whole process tree, robust to load): "
+                     + "; ".join(f"{tool} {r[0]['seconds']:.0f} s wall / {r[0].get('cpu_seconds', float('nan')):.1f} s CPU "
+                                 f"= {cpu['n_molecules'] / r[0].get('cpu_seconds', float('nan')):.0f} molecules per CPU-second"
+                                 for tool, r in cpu["runs"].items()) + ".")  # fmt: skip
     return lines + [""]
 
 

@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--tools", nargs="+", default=["molprop", "chemprop"])
+    p.add_argument("--result-name", default="throughput", help="results/<name>.json")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     inp, n = write_input(args.n)
@@ -79,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     for tool, rs in runs.items():
         med = statistics.median(x["seconds"] for x in rs)
         summary[tool] = {"median_seconds": med, "molecules_per_s": round(n / med, 1),
+                         "median_cpu_seconds": statistics.median(x.get("cpu_seconds", float("nan")) for x in rs),
                          "median_peak_rss_mb": statistics.median(x["peak_rss_mb"] for x in rs)}  # fmt: skip
-    save_result("throughput", {"n_molecules": n, "threads": args.threads, "runs": runs,
+    save_result(args.result_name, {"n_molecules": n, "threads": args.threads, "runs": runs,
                                "summary": summary,
                                "commands": {t: " ".join(c[0]) for t, c in cmds.items()}})  # fmt: skip
     log.info("%s", summary)
