@@ -114,6 +114,13 @@ def train_cost_section(res: dict | None) -> list[str]:
     for model, r in res["models"].items():
         lines.append(f"| {MODEL_NAMES[model]} | {r['seconds_per_epoch']:.1f} | {r['wall_e1']:.0f} | "
                      f"{r['wall_e2']:.0f} | {r['peak_rss_mb']:.0f} |")  # fmt: skip
+    rerun = load_result("train_cost_rerun")
+    if rerun:
+        lines.append(f"\nRerun when the machine was quieter (load {rerun['machine']['load_avg_1_5_15']} at the "
+                     "end; `--models molprop_esa chemprop --result-name train_cost_rerun`): "
+                     + "; ".join(f"{MODEL_NAMES[m]} {r['seconds_per_epoch']:.1f} s/epoch, "
+                                 f"peak {r['peak_rss_mb']:.0f} MiB" for m, r in rerun["models"].items())
+                     + ".")  # fmt: skip
     return lines + [""]
 
 

@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", nargs=2, type=int, default=[1, 3])
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--result-name", default="train_cost", help="results/<name>.json")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     prepare(args.dataset, [0])
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                           "seconds_per_epoch": round((w2 - w1) / (e2 - e1), 2),
                           "peak_rss_mb": round(rss, 1)}  # fmt: skip
         log.info("%s: %s", model, results[model])
-        save_result("train_cost", {"dataset": args.dataset, "epochs": [e1, e2],
+        save_result(args.result_name, {"dataset": args.dataset, "epochs": [e1, e2],
                                    "threads": args.threads, "models": results})  # fmt: skip
     return 0
 
