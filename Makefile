@@ -27,6 +27,7 @@ lint: install
 
 bench: install
 	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) -m pip install -q --no-deps "chemprop==2.3.1"
 	$(PY) -m benchmarks.run_all
 
 pretrained: install
