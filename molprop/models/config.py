@@ -44,7 +44,9 @@ class ModelConfig:
     log1p(token and node counts) and a scaled token sum (see ``molprop.nn.readout``);
     ``n_extra`` per-graph features appended before the head (label/embedding augmentation);
     ``learnable_rbf`` K > 0 appends K learnable Gaussians of the 3D edge length (cut off at
-    ``rbf_cutoff`` Å) to the edge features (see ``molprop.nn.distance_basis``).
+    ``rbf_cutoff`` Å) to the edge features (see ``molprop.nn.distance_basis``);
+    ``size_linear`` adds the counts / SUM_SCALE to the size path (configs written before this
+    option existed load with it off, so their weights keep their meaning).
     """
 
     node_dim: int
@@ -66,6 +68,7 @@ class ModelConfig:
     head_hidden: int = 256
     learnable_rbf: int = 0
     rbf_cutoff: float = 5.0
+    size_linear: bool = True
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
@@ -83,7 +86,7 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        return _from_dict(cls, data)
+        return _from_dict(cls, {"size_linear": False, **data})  # absent: legacy artifact
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,9 @@ class MolPropModel(nn.Module):
             encoder_pattern, config.learnable_rbf, config.rbf_cutoff, **mab,
         )  # fmt: skip
         self.readout = AttentionReadout(
-            config.hidden_dim, config.num_seeds, decoder_pattern, config.size_path, **mab
-        )
+            config.hidden_dim, config.num_seeds, decoder_pattern, config.size_path,
+            config.size_linear, **mab,
+        )  # fmt: skip
         self.head = PredictionHead(
             self.readout.out_dim + config.n_extra, config.head_hidden, config.n_tasks, config.dropout
         )

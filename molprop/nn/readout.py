@@ -3,7 +3,8 @@
 With padding masked everywhere, every attention output is a weighted *mean* of token values,
 so attention pooling alone cannot tell a molecule's size (it cannot count). The size path
 gives the head an explicit, batch-independent size signal:
-``[log1p(n_tokens), log1p(n_nodes), W · (sum of token states / SUM_SCALE)]``.
+``[log1p(n_tokens), log1p(n_nodes), W · (sum of token states / SUM_SCALE)]`` and, with
+``size_linear``, ``[n_tokens, n_nodes] / SUM_SCALE`` (a linear head then extrapolates counts).
 Disable it (``size_path=False``) for intensive targets of periodic systems, where a supercell
 must give the same prediction as its cell.
 """
@@ -22,14 +23,23 @@ SUM_SCALE = 32.0
 
 
 class AttentionReadout(nn.Module):
-    def __init__(self, dim: int, num_seeds: int, decoder: str, size_path: bool, **mab_kwargs):
+    def __init__(
+        self,
+        dim: int,
+        num_seeds: int,
+        decoder: str,
+        size_path: bool,
+        size_linear: bool = False,
+        **mab_kwargs,
+    ):
         super().__init__()
         self.pma = PMA(dim, num_seeds, **mab_kwargs)
         self.sabs = nn.ModuleList(MAB(dim, **mab_kwargs) for _ in decoder)
         self.norm = nn.LayerNorm(dim)
         self.size_path = size_path
         self.size_proj = nn.Linear(dim, dim) if size_path else None
-        self.out_dim = 2 * dim + 2 if size_path else dim
+        self.size_linear = size_path and size_linear
+        self.out_dim = (2 * dim + 2 + 2 * self.size_linear) if size_path else dim
 
     def forward(self, h: torch.Tensor, tokens: TokenSet, batch: GraphBatch) -> torch.Tensor:
         """h: (B, L_max, d) -> graph embedding (B, out_dim)."""
@@ -42,4 +52,7 @@ class AttentionReadout(nn.Module):
             return pooled
         total = (h * tokens.valid[..., None]).sum(dim=1) / SUM_SCALE  # (B, d)
         counts = torch.stack([tokens.n_tokens, batch.n_nodes], dim=-1).to(h.dtype)
-        return torch.cat([pooled, self.size_proj(total), torch.log1p(counts)], dim=-1)
+        parts = [pooled, self.size_proj(total), torch.log1p(counts)]
+        if self.size_linear:
+            parts.append(counts / SUM_SCALE)
+        return torch.cat(parts, dim=-1)
