@@ -80,9 +80,10 @@ class Predictor:
         return featurize_rows(inputs, self.featurizer.from_smiles)
 
     def predict_graphs(
-        self, items: Sequence[MolGraph | Exception], batch_size: int = 256
+        self, items: Sequence[MolGraph | Exception], batch_size: int = 256, device=None
     ) -> pd.DataFrame:
-        """Predictions for already-featurised rows (an Exception marks a failed row)."""
+        """Predictions for already-featurised rows (an Exception marks a failed row).
+        ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU)."""
         n = len(items)
         names = self.target_names
         values = np.full((n, len(names)), np.nan)
@@ -101,7 +102,8 @@ class Predictor:
             graphs = [items[i] for i in ok]
             try:
                 preds = predict_targets(self.members, graphs, self.config.task,
-                                        self.augment_features(graphs), batch_size=batch_size)  # fmt: skip
+                                        self.augment_features(graphs), batch_size=batch_size,
+                                        device=device)  # fmt: skip
             except Exception as exc:  # a model failure is reported per row, never raised
                 log.exception("prediction failed")
                 status[ok], error[ok] = STATUS_ERROR, f"model failure: {type(exc).__name__}: {exc}"
@@ -170,12 +172,13 @@ class Predictor:
         smiles_column: str,
         batch_size: int = 256,
         items: Sequence[MolGraph | Exception] | None = None,
+        device=None,
     ) -> pd.DataFrame:
         """Input columns followed by prediction columns (clashing names are overwritten).
         ``items``: the rows already featurised (e.g. by worker processes), one per row."""
         if items is None:
             items = self.featurize(frame[smiles_column].tolist())
-        preds = self.predict_graphs(items, batch_size)
+        preds = self.predict_graphs(items, batch_size, device=device)
         out = frame.reset_index(drop=True).copy()
         for col in preds.columns:
             out[col] = preds[col].values

@@ -298,6 +298,17 @@ def append_chunk(path: Path, frame: pd.DataFrame, header: bool) -> None:
         os.close(fd)
 
 
+def append_checked(path: Path, frame: pd.DataFrame, header: str | None) -> str:
+    """Append ``frame`` to the output whose header line is ``header`` (None: the file is empty,
+    write the header); a resumed output with other columns is an error. -> the header line."""
+    line = frame.iloc[:0].to_csv(index=False, lineterminator="\n").rstrip("\n")
+    if header is not None and line != header:
+        raise DataError(f"cannot resume {path}: its header {header!r} differs from this run's "
+                        f"columns {line!r}")  # fmt: skip
+    append_chunk(path, frame, header=header is None)
+    return line
+
+
 # -- the loop -----------------------------------------------------------------------------------
 @dataclass
 class StreamSummary:
@@ -352,12 +363,7 @@ def predict_stream(
         for i, exc in chunk.failures.items():
             items[i] = exc
         out = predictor.predict_frame(chunk.frame, smiles_column, batch_size, items=items)
-        line = out.iloc[:0].to_csv(index=False, lineterminator="\n").rstrip("\n")
-        if header is not None and line != header:
-            raise DataError(f"cannot resume {output_path}: its header {header!r} differs from "
-                            f"this run's columns {line!r}")  # fmt: skip
-        append_chunk(output_path, out, header=header is None)
-        header = header or line
+        header = append_checked(output_path, out, header)
         written += len(out)
         status.update(out["status"].tolist())
         bar.update(len(out))

@@ -62,9 +62,10 @@ def predict_targets(
     task: TaskConfig,
     extra: np.ndarray | None = None,
     batch_size: int = 256,
+    device: torch.device | None = None,
 ) -> np.ndarray:
     """-> (n_members, n, T) predictions in target units (totals when ``per_atom``)."""
-    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra)
+    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra, device=device)
     values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
     if task.per_atom and task.task_type == "regression":
         values = values * per_atom_counts(graphs)[None]

@@ -190,3 +190,56 @@ def test_smi_and_sdf_inputs(tiny_model, base_predictions, work) -> None:
     assert out["status"].tolist() == ["ok", "ok", "invalid_input"]
     assert "SDF record 2" in out["error"].iloc[2]
     np.testing.assert_allclose(out["logs"][:2], expect["logs"][:2], rtol=1e-5)
+
+
+def test_two_process_lightning_predict_matches_one_process(tiny_model, base, base_predictions,
+                                                           work) -> None:  # fmt: skip
+    """``--devices 2 --strategy ddp``: Lightning launches a second process, each predicts every
+    other chunk, rank 0 merges the parts in input order."""
+    source = write_input(work / "ddp.csv", base, 1000)
+    out = work / "ddp_out.csv"
+    run = subprocess.run(_cli("--model", str(tiny_model), "--input", str(source), "--output",
+                              str(out), "--chunk-size", "150", "--devices", "2",
+                              "--strategy", "ddp", "--num-workers", "1"),
+                         env=_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "on 2 processes" in run.stderr  # really distributed
+    check_output(read_out(out), 1000, base_predictions)
+    assert not (work / "ddp_out.csv.parts").exists()  # parts merged and removed
+
+
+def test_two_process_predict_resumes_from_output_and_parts(tiny_model, base, base_predictions,
+                                                            work) -> None:  # fmt: skip
+    """An interrupted distributed run leaves a partial output (rows 0-199 and half a row) and
+    the part files other ranks finished (rows 300-399 and 500-599, plus a stale part already
+    in the output). ``--resume`` keeps them (a marked value in a kept part survives), predicts
+    only the rest and merges without duplicate or missing rows."""
+    source = write_input(work / "ddp_resume.csv", base, 750)
+    full = work / "ddp_full.csv"
+    predict_stream(Predictor.from_pretrained(tiny_model), source, full, chunk_size=100,
+                   progress=False)  # fmt: skip
+    out = work / "ddp_resume_out.csv"
+    records, end, _ = complete_records(full)
+    text = full.read_bytes()
+    ref = pd.read_csv(full, dtype=str, keep_default_na=False)
+    head = ref.iloc[:200].to_csv(index=False, lineterminator="\n").encode()
+    out.write_bytes(head + ref.iloc[200:201].to_csv(index=False, header=False,
+                                                    lineterminator="\n").encode()[:15])  # fmt: skip
+    parts = work / "ddp_resume_out.csv.parts"
+    parts.mkdir(exist_ok=True)
+    for start in (0, 300, 500):
+        part = ref.iloc[start : start + 100].copy()
+        if start == 300:
+            part.loc[part.index[0], "logs"] = "123.5"  # proves the part is kept, not recomputed
+        part.to_csv(parts / f"{start:012d}_100.csv", index=False, lineterminator="\n")
+    run = subprocess.run(_cli("--model", str(tiny_model), "--input", str(source), "--output",
+                              str(out), "--chunk-size", "100", "--devices", "2",
+                              "--strategy", "ddp", "--resume"),
+                         env=_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = read_out(out)
+    assert got.loc[300, "logs"] == 123.5
+    got.loc[300, "logs"] = float(ref.loc[300, "logs"])
+    check_output(got, 750, base_predictions)
+    assert not parts.exists()
+    assert len(text) == end and records == 751
