@@ -46,6 +46,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dropout", type=float, default=_M["dropout"].default)
     g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
     g.add_argument("--no-size-path", action="store_true", help="disable the size signal")
+    g.add_argument("--no-size-linear", action="store_true",
+                   help="size path with log-counts only (no linear counts)")  # fmt: skip
     g.add_argument("--learnable-rbf", type=int, default=0, metavar="K",
                    help="3D only: append K learnable Gaussians of the edge length (default 0: off)")
     g.add_argument("--rbf-cutoff", type=float, default=_M["rbf_cutoff"].default,
@@ -84,6 +86,7 @@ def model_overrides(args: argparse.Namespace) -> dict:
         "dropout": args.dropout,
         "attn_dropout": args.attn_dropout,
         "size_path": not args.no_size_path,
+        "size_linear": not args.no_size_linear,
         "learnable_rbf": args.learnable_rbf,
         "rbf_cutoff": args.rbf_cutoff,
     }

@@ -1,0 +1,92 @@
+"""Issue-2 defaults sweep: a few candidate default settings of the ESA, each trained with the
+CLI on ESOL (scaffold split) over several seeds; writes docs/results/core_sweep.{md,json}.
+
+    python -m benchmarks.core_sweep [--seeds 0 1 2] [--configs default lr3e-4 ...]
+
+Every run is `molprop train --data ... --target-columns logp --seed S` plus the config's flags,
+so the winner can be made the default by changing the defaults only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = {
+    "esol": ("data/moleculenet/delaney_chemprop.csv.gz", "logp"),
+    "freesolv": ("data/moleculenet/freesolv_chemprop.csv.gz", "freesolv"),
+}
+CONFIGS = {
+    "default": [],
+    "no-size-linear": ["--no-size-linear"],
+    "lr3e-4": ["--lr", "3e-4"],
+    "hidden64": ["--hidden-dim", "64"],
+    "dropout0": ["--dropout", "0"],
+    "hidden64-lr3e-4": ["--hidden-dim", "64", "--lr", "3e-4"],
+    "batch16": ["--batch-size", "16"],
+}
+
+
+def run(dataset: str, config: str, seed: int, out_root: Path) -> dict:
+    path, target = DATASETS[dataset]
+    out = out_root / f"{dataset}_{config}_seed{seed}"
+    cmd = [sys.executable, "-m", "molprop.cli.main", "train", "--data", str(REPO / path),
+           "--smiles-column", "smiles", "--target-columns", target, "--seed", str(seed),
+           "--no-progress", "--out", str(out), *CONFIGS[config]]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    metrics = json.loads((out / "metrics.json").read_text())
+    return {"dataset": dataset, "config": config, "flags": CONFIGS[config], "seed": seed,
+            "wall_s": round(wall, 1), "test": metrics["test"]["ensemble"],
+            "val": metrics["val"]["ensemble"],
+            "epochs": metrics["training"]["members"][0]["epochs_run"]}  # fmt: skip
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| dataset | config | flags | test RMSE mean ± sd | per seed | val RMSE mean | wall s/model | epochs |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    keys = dict.fromkeys((r["dataset"], r["config"]) for r in rows)
+    for ds, cfg in keys:
+        r = [x for x in rows if x["dataset"] == ds and x["config"] == cfg]
+        t = np.array([x["test"]["rmse"] for x in r])
+        v = np.array([x["val"]["rmse"] for x in r])
+        sd = t.std(ddof=1) if len(t) > 1 else 0.0
+        lines.append(f"| {ds} | {cfg} | `{' '.join(CONFIGS[cfg]) or '(none)'}` | {t.mean():.3f} ± {sd:.3f} "
+                     f"| {' / '.join(f'{x:.3f}' for x in t)} | {v.mean():.3f} "
+                     f"| {np.mean([x['wall_s'] for x in r]):.0f} | {', '.join(str(x['epochs']) for x in r)} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    ap.add_argument("--datasets", nargs="+", default=["esol"], choices=list(DATASETS))
+    ap.add_argument("--out", default="/tmp/molprop_core_sweep")
+    ap.add_argument("--results", default=str(REPO / "docs/results/core_sweep.json"))
+    args = ap.parse_args()
+    res = Path(args.results)
+    rows = json.loads(res.read_text()) if res.exists() else []
+    done = {(r["dataset"], r["config"], r["seed"]) for r in rows}
+    for ds in args.datasets:
+        for cfg in args.configs:
+            for seed in args.seeds:
+                if (ds, cfg, seed) in done:
+                    continue
+                rows.append(run(ds, cfg, seed, Path(args.out)))
+                print(json.dumps(rows[-1]), flush=True)
+                res.write_text(json.dumps(rows, indent=2))
+                res.with_suffix(".md").write_text(table(rows) + "\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
