@@ -5,8 +5,16 @@ MAB(X, Y, mask):  H = X + MHA(LN(X), LN(Y), mask);  out = H + MLP(LN(H))      (p
 SAB(X)  = MAB(X, X, padding mask)            M-block = MAB(X, X, structure mask)
 PMA(X)  = MAB(S, X, padding mask) with k learnable seeds S.
 
-Masks are boolean, True = may attend; shape (B, Lq or 1, Lk), broadcast (not repeated)
-over heads inside ``scaled_dot_product_attention``.
+Masks are boolean, True = may attend, or an equivalent float bias (0 / -inf, see
+``nn.encoder.additive_mask``); shape (B, Lq or 1, Lk), broadcast (not repeated) over heads inside
+``scaled_dot_product_attention``.
+
+Large graphs: ``scaled_dot_product_attention`` converts a boolean mask to a float copy
+(4 bytes per entry) on every call. When a per-query mask has more than
+``QUERY_CHUNK_ELEMENTS`` entries, the queries are processed in row chunks, so only one chunk's
+float mask exists at a time (query rows are independent, so the result is the same; the
+chunks' masks are views of the boolean mask, so autograd keeps no copies). This is what lets a
+single graph of 30,000 edges train on a CPU (``benchmarks/mask_scaling.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +50,9 @@ class MLP(nn.Module):
         return self.out(self.dropout(h))
 
 
+QUERY_CHUNK_ELEMENTS = 1 << 25  # mask entries per SDPA call (128 MiB as float32)
+
+
 class MultiHeadAttention(nn.Module):
     def __init__(self, dim: int, heads: int, dropout: float = 0.0):
         super().__init__()
@@ -59,9 +70,15 @@ class MultiHeadAttention(nn.Module):
         h = self.heads
         q = self.q(xq).view(b, lq, h, d // h).transpose(1, 2)  # (B, H, Lq, d/H)
         k, v = self.kv(xkv).view(b, lk, 2, h, d // h).permute(2, 0, 3, 1, 4)  # 2 x (B, H, Lk, d/H)
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask[:, None], dropout_p=self.dropout if self.training else 0.0
-        )  # (B, H, Lq, d/H)
+        p = self.dropout if self.training else 0.0
+        if mask.shape[1] == 1 or b * lq * lk <= QUERY_CHUNK_ELEMENTS:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None], dropout_p=p)
+        else:  # (B, H, Lq, d/H), query rows in chunks (see module docstring)
+            step = max(1, QUERY_CHUNK_ELEMENTS // (b * lk))
+            out = torch.cat([F.scaled_dot_product_attention(q[:, :, i : i + step], k, v,
+                                                            attn_mask=mask[:, None, i : i + step],
+                                                            dropout_p=p)
+                             for i in range(0, lq, step)], dim=2)  # fmt: skip
         return self.proj(out.transpose(1, 2).reshape(b, lq, d))
 
 

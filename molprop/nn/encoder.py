@@ -52,8 +52,21 @@ class SetEncoder(nn.Module):
                 batch = replace(batch, x=torch.cat([batch.x, per_atom], dim=-1))
         tokens = token_set(batch, self.token_kind)
         h0 = tokens.pad(self.embed(tokens.features))  # (B, L_max, dim)
+        structure = tokens.structure_mask
+        if torch.is_grad_enabled() and "M" in self.pattern:
+            structure = additive_mask(structure)
         h = h0
         for kind, block in zip(self.pattern, self.blocks):
-            mask = tokens.structure_mask if kind == "M" else tokens.padding_mask
-            h = block(h, h, mask)
+            h = block(h, h, structure if kind == "M" else tokens.padding_mask)
         return h + h0, tokens
+
+
+def additive_mask(mask: torch.Tensor) -> torch.Tensor:
+    """Boolean mask (True = may attend) -> float bias (0 / -inf) for ``scaled_dot_product_attention``.
+
+    Used when training: given a boolean mask, SDPA makes a float copy on every call and autograd
+    keeps each copy for the backward pass (one (B, L, L) float32 tensor per M block). Converting
+    once per forward lets all M blocks share one tensor. Inference keeps the boolean mask, whose
+    float copies are transient (and query-chunked for large graphs, see ``nn/attention.py``)."""
+    bias = torch.zeros(mask.shape, dtype=torch.get_default_dtype(), device=mask.device)
+    return bias.masked_fill_(~mask, float("-inf"))
