@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -40,12 +41,13 @@ def run(dataset: str, config: str, seed: int, out_root: Path) -> dict:
     cmd = [sys.executable, "-m", "molprop.cli.main", "train", "--data", str(REPO / path),
            "--smiles-column", "smiles", "--target-columns", target, "--seed", str(seed),
            "--no-progress", "--out", str(out), *CONFIGS[config]]  # fmt: skip
-    start = time.perf_counter()
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     metrics = json.loads((out / "metrics.json").read_text())
     return {"dataset": dataset, "config": config, "flags": CONFIGS[config], "seed": seed,
-            "wall_s": round(wall, 1), "test": metrics["test"]["ensemble"],
+            "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "test": metrics["test"]["ensemble"],
             "val": metrics["val"]["ensemble"],
             "epochs": metrics["training"]["members"][0]["epochs_run"]}  # fmt: skip
 

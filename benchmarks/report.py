@@ -148,16 +148,26 @@ def throughput_section(res: dict | None) -> list[str]:
     return lines + [""]
 
 
+#: later single-graph reruns, oldest first; a later run's points replace earlier ones
+MASK_RERUNS = ("mask_single", "mask_single_chunked", "mask_single_shared")
+
+
 def merged_mask_results() -> dict | None:
-    """``mask_scaling`` plus a later single-graph rerun (``mask_single``), which replaces the
-    first run's failed / skipped single-graph points."""
-    res, extra = load_result("mask_scaling"), load_result("mask_single")
-    if res is None or extra is None:
-        return res or extra
-    redone = {(p["series"], p["size"], p["method"], p["phase"]) for p in extra["points"]}
-    keep = [p for p in res["points"] if (p["series"], p["size"], p["method"], p["phase"]) not in redone
-            and not (p["series"] == "single" and p["status"] != "ok")]  # fmt: skip
-    return {**res, "points": keep + extra["points"]}
+    """``mask_scaling`` plus the later single-graph reruns (:data:`MASK_RERUNS`), which replace
+    the first run's failed / skipped single-graph points and each other's."""
+    res = load_result("mask_scaling")
+    for name in MASK_RERUNS:
+        extra = load_result(name)
+        if extra is None:
+            continue
+        if res is None:
+            res = extra
+            continue
+        redone = {(p["series"], p["size"], p["method"], p["phase"]) for p in extra["points"]}
+        keep = [p for p in res["points"] if (p["series"], p["size"], p["method"], p["phase"]) not in redone
+                and not (p["series"] == "single" and p["status"] != "ok")]  # fmt: skip
+        res = {**res, "points": keep + [{**p, "run": name} for p in extra["points"]]}
+    return res
 
 
 def mask_section(res: dict | None) -> list[str]:
@@ -165,15 +175,18 @@ def mask_section(res: dict | None) -> list[str]:
         return ["## 4. Mask scaling\n", "Not run.\n"]
     pts = res["points"]
     lines = ["## 4. Mask scaling\n",
-             f"Each point a fresh subprocess capped at set-up address space + {res['budget_gb']} GiB "
-             "(`RLIMIT_AS`); memory = peak RSS growth (VmHWM reset after set-up and a warm-up call).\n",
-             "| series | total edges | graphs | max edges/graph | method | phase | status | s | peak Δ MiB | mask MiB |",
-             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "Each point a fresh subprocess capped at set-up address space + the cap "
+             "(`RLIMIT_AS`); memory = peak RSS growth (VmHWM reset after set-up and a warm-up call). "
+             "Single-graph train points come from the latest rerun (`mask_single*` result files: "
+             "`_chunked` = query-chunked attention, `_shared` = plus one float mask shared by the "
+             "M blocks in training).\n",
+             "| series | total edges | graphs | max edges/graph | method | phase | status | s | peak Δ MiB | mask MiB | cap GiB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for p in pts:
         lines.append(f"| {p['series']} | {p.get('total_edges', p['size'])} | {p.get('n_graphs', '')} | "
                      f"{p.get('max_edges', '')} | {p['method']} | {p['phase']} | {p['status']} | "
                      f"{_fmt(p.get('seconds'), 2)} | {_fmt(p.get('peak_delta_mb'), 1)} | "
-                     f"{_fmt(p.get('mask_mb'), 2)} |")  # fmt: skip
+                     f"{_fmt(p.get('mask_mb'), 2)} | {p.get('budget_gb', res['budget_gb'])} |")  # fmt: skip
     _mask_plot(pts)
     lines.append("\n![mask scaling](plots/mask_scaling.png)\n")
     return lines

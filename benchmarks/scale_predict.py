@@ -8,6 +8,9 @@ Each configuration is one ``molprop predict`` subprocess; peak RSS is the larges
 
     OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scale_predict \
         --runs 20000:1 20000:2 100000:2 100000:1 --out benchmarks/results/scale_predict.json
+    # 1M rows: 1 and 2 featurisation workers, and 2 Lightning processes (ROWS:WORKERS:DEVICES)
+    OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scale_predict \
+        --runs 1000000:1 1000000:2 1000000:0:2 --out benchmarks/results/scale_predict_1m.json
 """
 
 from __future__ import annotations
@@ -53,12 +56,14 @@ def make_model() -> Path:
     return out
 
 
-def measure(model: Path, rows: int, workers: int, chunk_size: int) -> dict:
+def measure(model: Path, rows: int, workers: int, chunk_size: int, devices: int = 1) -> dict:
     source = make_input(rows)
-    output = WORK / "scale" / f"out_{rows}_{workers}.csv"
+    output = WORK / "scale" / f"out_{rows}_{workers}_{devices}.csv"
     cmd = [sys.executable, "-m", "molprop.cli.main", "predict", "--model", str(model),
            "--input", str(source), "--output", str(output), "--num-workers", str(workers),
            "--chunk-size", str(chunk_size), "--no-progress"]  # fmt: skip
+    if devices > 1:  # Lightning processes (each with its own featurisation workers)
+        cmd += ["--devices", str(devices), "--strategy", "ddp"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = run_process(cmd, env=thread_env(1))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -68,7 +73,7 @@ def measure(model: Path, rows: int, workers: int, chunk_size: int) -> dict:
     written = sum(1 for _ in open(output)) - 1
     assert written == rows, (written, rows)
     return {
-        "rows": rows, "workers": workers, "chunk_size": chunk_size,
+        "rows": rows, "workers": workers, "devices": devices, "chunk_size": chunk_size,
         "wall_s": round(res.seconds, 1), "cpu_s": round(cpu, 1),
         "molecules_per_s_wall": round(rows / res.seconds, 1),
         "molecules_per_cpu_s": round(rows / cpu, 1),
@@ -79,7 +84,8 @@ def measure(model: Path, rows: int, workers: int, chunk_size: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--runs", nargs="+", default=["20000:1", "20000:2", "100000:2", "100000:1"],
-                   help="ROWS:WORKERS, measured in this order")  # fmt: skip
+                   help="ROWS:WORKERS[:DEVICES], measured in this order; DEVICES > 1 runs "
+                        "Lightning's multi-process prediction")  # fmt: skip
     p.add_argument("--chunk-size", type=int, default=4096)
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "scale_predict.json"))
     args = p.parse_args(argv)
@@ -88,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for run in args.runs:
-        rows, workers = (int(x) for x in run.split(":"))
-        results.append(measure(model, rows, workers, args.chunk_size))
+        rows, workers, devices = ([int(x) for x in run.split(":")] + [1])[:3]
+        results.append(measure(model, rows, workers, args.chunk_size, devices))
         print(json.dumps(results[-1]), flush=True)
         out.write_text(json.dumps({"machine": machine_facts(), "model_args": MODEL_ARGS,
                                    "results": results}, indent=2))  # fmt: skip
