@@ -45,6 +45,7 @@ from molprop.inference.streaming import (
     count_records,
     iter_chunks,
     prepare_output,
+    release_freed_memory,
 )
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,7 @@ class PartWriter(BasePredictionWriter):
         tmp = final.with_name(f".{final.name}.rank{trainer.global_rank}.tmp")
         tmp.write_bytes(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
         os.replace(tmp, final)
+        release_freed_memory()
         if self.bar is not None:
             rows = trainer.datamodule.done + sum(n for _, n, _ in list_parts(self.directory))
             self.bar.update(rows - self.bar.n)
