@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import VENV_BIN, chemprop_env, run_process
-from benchmarks.core_sweep import DATASETS, REPO
+from benchmarks.core_defaults import DATASETS, REPO
 from molprop.data.splits import make_split
 from molprop.pipelines.metrics import compute_metrics
 
 
 def run(dataset: str, seed: int, out_root: Path, epochs: int) -> dict:
-    path, target = DATASETS[dataset]
+    path, target, _ = DATASETS[dataset]
     frame = pd.read_csv(REPO / path)
     smiles = frame["smiles"].tolist()
     split = make_split("scaffold", smiles, (0.8, 0.1, 0.1), seed)  # as `molprop train` does

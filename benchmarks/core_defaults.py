@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import resource
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,18 +25,22 @@ DATASETS = {
 }
 
 
-def run(dataset: str, seed: int, out_root: Path) -> dict:
+def run(dataset: str, seed: int, out_root: Path, flags: Sequence[str] = (), tag: str = "") -> dict:
+    """``molprop train`` with the default flags (plus ``flags``) on one dataset and seed; wall
+    and CPU seconds of the training process, test / val metrics, epochs run."""
     path, target, _ = DATASETS[dataset]
-    out = out_root / f"{dataset}_seed{seed}"
+    out = out_root / f"{dataset}{'_' + tag if tag else ''}_seed{seed}"
     cmd = [sys.executable, "-m", "molprop.cli.main", "train", "--data", str(REPO / path),
            "--smiles-column", "smiles", "--target-columns", target, "--seed", str(seed),
-           "--no-progress", "--out", str(out)]  # fmt: skip
-    start = time.perf_counter()
+           "--no-progress", "--out", str(out), *flags]  # fmt: skip
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     metrics = json.loads((out / "metrics.json").read_text())
-    return {"dataset": dataset, "seed": seed, "wall_s": wall, "cmd": " ".join(cmd[1:]),
-            "test": metrics["test"]["ensemble"], "val": metrics["val"]["ensemble"],
+    return {"dataset": dataset, "seed": seed, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "cmd": " ".join(cmd[1:]), "test": metrics["test"]["ensemble"],
+            "val": metrics["val"]["ensemble"],
             "epochs": metrics["training"]["members"][0]["epochs_run"]}  # fmt: skip
 
 

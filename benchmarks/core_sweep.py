@@ -11,19 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-DATASETS = {
-    "esol": ("data/moleculenet/delaney_chemprop.csv.gz", "logp"),
-    "freesolv": ("data/moleculenet/freesolv_chemprop.csv.gz", "freesolv"),
-}
+from benchmarks.core_defaults import DATASETS, REPO
+from benchmarks.core_defaults import run as run_train
+
 CONFIGS = {
     "default": [],
     "no-size-linear": ["--no-size-linear"],
@@ -36,20 +30,8 @@ CONFIGS = {
 
 
 def run(dataset: str, config: str, seed: int, out_root: Path) -> dict:
-    path, target = DATASETS[dataset]
-    out = out_root / f"{dataset}_{config}_seed{seed}"
-    cmd = [sys.executable, "-m", "molprop.cli.main", "train", "--data", str(REPO / path),
-           "--smiles-column", "smiles", "--target-columns", target, "--seed", str(seed),
-           "--no-progress", "--out", str(out), *CONFIGS[config]]  # fmt: skip
-    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    metrics = json.loads((out / "metrics.json").read_text())
-    return {"dataset": dataset, "config": config, "flags": CONFIGS[config], "seed": seed,
-            "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "test": metrics["test"]["ensemble"],
-            "val": metrics["val"]["ensemble"],
-            "epochs": metrics["training"]["members"][0]["epochs_run"]}  # fmt: skip
+    row = run_train(dataset, seed, out_root, CONFIGS[config], tag=config)
+    return {"dataset": dataset, "config": config, "flags": CONFIGS[config], **row}
 
 
 def table(rows: list[dict]) -> str:
