@@ -47,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--devices and --num-nodes must be >= 1")
     predictor = Predictor.from_pretrained(args.model)
     reader = getattr(predictor.featurizer, "predict_file", None)
+    structure_file = reader is not None and not args.input.endswith((".csv", ".csv.gz"))
     distributed = args.devices * args.num_nodes > 1 or args.strategy != "auto"
     progress = not (args.no_progress or os.environ.get("MOLPROP_NO_PROGRESS"))
-    if distributed and reader is not None and not args.input.endswith((".csv", ".csv.gz")):
+    if distributed and structure_file:
         raise ConfigError("several processes are supported for SMILES inputs (CSV / SMI / SDF); "
                           "structure files are predicted in one process")  # fmt: skip
     if distributed:
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if summary is None:  # not global rank 0: rank 0 merges and reports
             return 0
         counts, n = summary.status, summary.rows_total
-    elif reader is not None and not args.input.endswith((".csv", ".csv.gz")):
+    elif structure_file:
         out = reader(predictor, args.input, batch_size=args.batch_size)
         out.to_csv(args.output, index=False)
         counts = out["status"].value_counts().to_dict()

@@ -111,11 +111,8 @@ class ChunkShard(IterableDataset):
             mine += 1
             if (mine - 1) % workers != worker or (chunk.start, len(chunk)) in self.existing:
                 continue
-            smiles = [str(s) for s in chunk.frame[self.smiles_column].tolist()]
-            items = featurize_rows(smiles, featurizer.from_smiles)
-            for i, exc in chunk.failures.items():
-                items[i] = exc
-            yield chunk, items
+            items = featurize_rows(chunk.smiles(self.smiles_column), featurizer.from_smiles)
+            yield chunk, chunk.with_failures(items)
 
 
 class ChunkPredictor(L.LightningModule):
@@ -196,22 +193,26 @@ class PartWriter(BasePredictionWriter):
         tmp.write_bytes(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
         os.replace(tmp, final)
         release_freed_memory()
-        if self.bar is not None:
-            rows = trainer.datamodule.done + sum(n for _, n, _ in list_parts(self.directory))
-            self.bar.update(rows - self.bar.n)
+        self._show_progress(trainer.datamodule.done)
 
     def on_predict_end(self, trainer, pl_module) -> None:
         trainer.strategy.barrier("molprop-predict-written")
+        self._show_progress(trainer.datamodule.done)
         if self.bar is not None:
-            rows = trainer.datamodule.done + sum(n for _, n, _ in list_parts(self.directory))
-            self.bar.update(rows - self.bar.n)
             self.bar.close()
 
+    def _show_progress(self, resumed: int) -> None:
+        """Rows done by all ranks = resumed rows + rows in part files."""
+        if self.bar is not None:
+            rows = resumed + sum(n for _, n, _ in list_parts(self.directory))
+            self.bar.update(rows - self.bar.n)
 
-def merge_parts(output: Path, directory: Path, done: int, header: str | None) -> int:
+
+def merge_parts(output: Path, directory: Path, done: int, header: str | None) -> Counter[str]:
     """Append the part files covering rows ``done, done + 1, ...`` to ``output`` in order and
-    delete them; -> rows appended. A gap (a part missing in the middle) is an error."""
-    pos, appended = done, 0
+    delete them; -> status counts of the appended rows. A gap (a part missing in the middle) is
+    an error."""
+    pos, status = done, Counter()
     parts = list_parts(directory)
     for start, n, path in parts:
         if start + n <= pos:  # already in the output (an interrupted merge)
@@ -222,14 +223,14 @@ def merge_parts(output: Path, directory: Path, done: int, header: str | None) ->
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         frame = frame.iloc[pos - start :]
         header = append_checked(output, frame, header)
-        appended += len(frame)
+        status.update(frame["status"].tolist())
         pos = start + n
         path.unlink()
     try:
         directory.rmdir()
     except OSError:
         pass
-    return appended
+    return status
 
 
 def predict_distributed(
@@ -266,22 +267,14 @@ def predict_distributed(
     trainer.predict(module, datamodule=data, return_predictions=False)
     if trainer.global_rank != 0:
         return None
-    world = trainer.world_size
     done, header = prepare_output(output_path, resume)
-    written = merge_parts(output_path, data.directory, done, header)
+    status = merge_parts(output_path, data.directory, done, header)
+    written = sum(status.values())
     seconds = time.perf_counter() - start_time
-    summary = StreamSummary(done + written, done, written, dict(_count_status(output_path)), seconds)
+    summary = StreamSummary(done + written, done, written, dict(status), seconds)
     log.info("predicted %d rows on %d processes (%d resumed) in %.1f s: %.0f molecules/s",
-             summary.rows_total, world, done, seconds, summary.molecules_per_second)  # fmt: skip
+             summary.rows_total, trainer.world_size, done, seconds, summary.molecules_per_second)  # fmt: skip
     return summary
-
-
-def _count_status(path: Path) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for frame in pd.read_csv(path, dtype=str, keep_default_na=False, usecols=["status"],
-                             chunksize=1 << 16):  # fmt: skip
-        counts.update(frame["status"].tolist())
-    return counts
 
 
 __all__ = ["ChunkData", "ChunkPredictor", "ChunkShard", "PartWriter", "merge_parts", "predict_distributed"]

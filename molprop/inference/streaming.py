@@ -55,6 +55,15 @@ class InputChunk:
     def __len__(self) -> int:
         return len(self.frame)
 
+    def smiles(self, column: str) -> list[str]:
+        return [str(s) for s in self.frame[column].tolist()]
+
+    def with_failures(self, items: list[Item]) -> list[Item]:
+        """``items`` (one per row) with the reader's failures put in place of their rows."""
+        for i, exc in self.failures.items():
+            items[i] = exc
+        return items
+
 
 # -- reading ----------------------------------------------------------------------------------
 def input_format(path: str | Path) -> str:
@@ -380,9 +389,7 @@ def predict_stream(
 
     def finish(chunk: InputChunk, futures: list[Future]) -> None:
         nonlocal header, written
-        items: list[Item] = [item for f in futures for item in f.result()]
-        for i, exc in chunk.failures.items():
-            items[i] = exc
+        items = chunk.with_failures([item for f in futures for item in f.result()])
         out = predictor.predict_frame(chunk.frame, smiles_column, batch_size, items=items)
         header = append_checked(output_path, out, header)
         written += len(out)
@@ -394,8 +401,7 @@ def predict_stream(
     try:
         with pool:
             for chunk in iter_chunks(input_path, smiles_column, chunk_size, skip=done):
-                smiles = [str(s) for s in chunk.frame[smiles_column].tolist()]
-                pending.append((chunk, pool.submit(smiles)))
+                pending.append((chunk, pool.submit(chunk.smiles(smiles_column))))
                 if len(pending) > prefetch:
                     finish(*pending.popleft())
             while pending:
