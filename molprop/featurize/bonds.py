@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from rdkit import Chem
 
 from molprop.featurize.atoms import one_hot
@@ -34,3 +35,28 @@ def bond_features(bond: Chem.Bond) -> list[float]:
         + [float(bond.GetIsConjugated()), float(bond.IsInRing())]
         + one_hot(bond.GetStereo(), BOND_STEREO)
     )
+
+
+_TYPE_SLOTS = {t: i for i, t in enumerate(BOND_TYPES)}
+_STEREO_SLOTS = {t: i for i, t in enumerate(BOND_STEREO)}
+
+
+def bond_feature_matrix(mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray]:
+    """Endpoints (n_bonds, 2) int64 and :func:`bond_features` of every bond as one
+    (n_bonds, bond_feature_dim()) float32 array (a test checks the two agree)."""
+    bonds = list(mol.GetBonds())
+    n = len(bonds)
+    ends = np.zeros((n, 2), dtype=np.int64)
+    feats = np.zeros((n, bond_feature_dim()), dtype=np.float32)
+    if n == 0:
+        return ends, feats
+    raw = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), b.GetBondType(), b.GetIsConjugated(),
+            b.IsInRing(), b.GetStereo()) for b in bonds]  # fmt: skip
+    rows = np.arange(n)
+    ends[:] = [(r[0], r[1]) for r in raw]
+    other_type, stereo_at = len(BOND_TYPES), len(BOND_TYPES) + 3
+    feats[rows, [_TYPE_SLOTS.get(r[2], other_type) for r in raw]] = 1.0
+    feats[:, other_type + 1] = [r[3] for r in raw]
+    feats[:, other_type + 2] = [r[4] for r in raw]
+    feats[rows, [stereo_at + _STEREO_SLOTS.get(r[5], len(BOND_STEREO)) for r in raw]] = 1.0
+    return ends, feats

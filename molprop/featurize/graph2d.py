@@ -8,8 +8,8 @@ import numpy as np
 from rdkit import Chem
 
 from molprop.chem.smiles import parse_smiles
-from molprop.featurize.atoms import atom_feature_dim, atom_features
-from molprop.featurize.bonds import bond_feature_dim, bond_features
+from molprop.featurize.atoms import atom_feature_dim, atom_feature_matrix
+from molprop.featurize.bonds import bond_feature_dim, bond_feature_matrix
 from molprop.featurize.molgraph import MolGraph
 
 
@@ -32,16 +32,8 @@ class Graph2DFeaturizer:
         return self(parse_smiles(smiles))
 
     def __call__(self, mol: Chem.Mol) -> MolGraph:
-        x = np.asarray([atom_features(a) for a in mol.GetAtoms()], dtype=np.float32)
-        src: list[int] = []
-        dst: list[int] = []
-        feats: list[list[float]] = []
-        for bond in mol.GetBonds():
-            i, j = bond.GetBeginAtomIdx(), bond.GetEndAtomIdx()
-            f = bond_features(bond)
-            src += [i, j]
-            dst += [j, i]
-            feats += [f, f]
-        edge_index = np.asarray([src, dst], dtype=np.int64).reshape(2, -1)
-        edge_attr = np.asarray(feats, dtype=np.float32).reshape(-1, self.edge_dim)
-        return MolGraph(x=x, edge_index=edge_index, edge_attr=edge_attr)
+        ends, feats = bond_feature_matrix(mol)
+        # every bond -> edges (i, j) and (j, i), interleaved: bond k gives edges 2k and 2k + 1
+        edge_index = np.stack([ends, ends[:, ::-1]], axis=1).reshape(-1, 2).T.copy()
+        edge_attr = np.repeat(feats, 2, axis=0)
+        return MolGraph(x=atom_feature_matrix(mol), edge_index=edge_index, edge_attr=edge_attr)
