@@ -9,8 +9,8 @@ Full grid (5 datasets x 3 seeds x 4 models): ``python -m benchmarks.accuracy --a
 Cut grid:  ``python -m benchmarks.accuracy --datasets ESOL FreeSolv --seeds 0 --epochs 30``
 Results accumulate in ``benchmarks/results/accuracy.json`` (finished runs are skipped).
 ``--jobs N`` runs N subprocesses at once (each with ``--threads`` threads); runs are ordered
-ESA and chemprop first (all datasets and seeds), then GIN and PNA, so a grid cut short still
-holds the headline comparison.
+ESA (default and small) and chemprop first (all datasets and seeds), then GIN and PNA, so a grid
+cut short still holds the headline comparison.
 """
 
 from __future__ import annotations
@@ -42,7 +42,12 @@ from molprop.models.config import ModelConfig, TrainConfig
 from molprop.pipelines.metrics import compute_metrics
 
 log = logging.getLogger(__name__)
-MODELS = ("molprop_esa", "chemprop", "gin", "pna")
+MODELS = ("molprop_esa", "molprop_esa_small", "chemprop", "gin", "pna")
+#: ``molprop_esa_small``: the architecture and recipe of the shipped models (pretrained/), one
+#: member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no dropout, batch 64, lr 5e-4
+SMALL_FLAGS = ["--hidden-dim", "64", "--heads", "4", "--layers", "MSMSP S", "--num-seeds", "8",
+               "--dropout", "0", "--batch-size", "64", "--lr", "5e-4"]  # fmt: skip
+HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
 
 
 def molprop_defaults() -> dict:
@@ -52,13 +57,14 @@ def molprop_defaults() -> dict:
     return {"model": model, "train": TrainConfig().to_dict()}
 
 
-def run_molprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int):
+def run_molprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int,
+                extra: list[str] | None = None):
     spec = DATASETS[name]
     cmd = [str(VENV_BIN / "molprop"), "train", "--data", str(seed_csv_path(name, seed)),
            "--smiles-column", "smiles", "--target-columns", "target",
            "--task-type", spec.task_type, "--split-type", "column", "--split-column", "split",
            "--epochs", str(epochs), "--patience", str(patience), "--seed", str(seed),
-           "--out", str(out), "--no-progress"]  # fmt: skip
+           "--out", str(out), "--no-progress"] + (extra or [])  # fmt: skip
     proc = run_process(cmd, env=thread_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"molprop failed: {proc.stderr[-2000:]}")
@@ -124,13 +130,14 @@ def run_pyg(model: str, name: str, seed: int, epochs: int, patience: int, out: P
 def run_one(model: str, name: str, seed: int, epochs: int, patience: int, threads: int) -> dict:
     out = WORK / "accuracy" / f"{name}_seed{seed}_{model}"
     shutil.rmtree(out, ignore_errors=True)
-    if model == "molprop_esa":
-        test, proc, epochs_run, best = run_molprop(name, seed, epochs, patience, out, threads)
+    if model in ("molprop_esa", "molprop_esa_small"):
+        extra = SMALL_FLAGS if model == "molprop_esa_small" else None
+        test, proc, epochs_run, best = run_molprop(name, seed, epochs, patience, out, threads, extra)
     elif model == "chemprop":
         test, proc, epochs_run, best = run_chemprop(name, seed, epochs, patience, out, threads)
     else:
         test, proc, epochs_run, best = run_pyg(model, name, seed, epochs, patience, out, threads)
-    config = molprop_run_config(out) if model == "molprop_esa" else None
+    config = molprop_run_config(out) if model.startswith("molprop") else None
     return {"dataset": name, "seed": seed, "model": model, "test": test, "config": config,
             "epochs_run": epochs_run, "best_epoch": best, "wall_seconds": round(proc.seconds, 1),
             "cpu_seconds": round(proc.cpu_seconds, 1), "peak_rss_mb": round(proc.peak_rss_mb, 1)}  # fmt: skip
@@ -174,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     done = {(r["dataset"], r["seed"], r["model"]) for r in runs}
     for name in args.datasets:
         prepare(name, args.seeds)
-    groups = [m for m in MODELS if m in args.models and m in ("molprop_esa", "chemprop")], \
-             [m for m in MODELS if m in args.models and m not in ("molprop_esa", "chemprop")]
+    groups = [m for m in MODELS if m in args.models and m in HEADLINE], \
+             [m for m in MODELS if m in args.models and m not in HEADLINE]
     todo = [(name, seed, model) for group in groups for seed in args.seeds
             for name in args.datasets for model in group if (name, seed, model) not in done]
     lock = threading.Lock()
