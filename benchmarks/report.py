@@ -16,8 +16,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from benchmarks.accuracy import molprop_run_config  # noqa: E402
 from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine_facts  # noqa: E402
 
-MODEL_NAMES = {"molprop_esa": "molprop ESA", "chemprop": "chemprop v2", "gin": "PyG GIN", "pna": "PyG PNA"}
+MODEL_NAMES = {"molprop_esa": "molprop ESA", "molprop_esa_small": "molprop ESA-small",
+               "chemprop": "chemprop v2", "gin": "PyG GIN", "pna": "PyG PNA",
+               "molprop_esa_qm9": "molprop ESA (3D)"}
 HIGHER_BETTER = {"r2", "mcc", "roc_auc"}
+ESA_MODELS = ("molprop_esa", "molprop_esa_small")
 
 
 def _fmt(x, digits: int = 3) -> str:
@@ -54,17 +57,24 @@ def accuracy_section(res: dict | None) -> tuple[list[str], dict]:
                          f"{m1.upper()} {_fmt(row[m1])} ± {_fmt(row[m1 + '_std'])} | "
                          f"{m2.upper()} {_fmt(row[m2])} ± {_fmt(row[m2 + '_std'])} | "
                          f"{wall:.0f} | {rss:.0f} |")  # fmt: skip
-        esa = by_key.get((name, "molprop_esa"))
-        if esa:
-            sign = 1 if m1 in HIGHER_BETTER else -1
-            wins[name] = {other: sign * (esa[m1] - by_key[(name, other)][m1]) > 0
-                          for other in ("chemprop", "gin", "pna") if (name, other) in by_key}  # fmt: skip
+        sign = 1 if m1 in HIGHER_BETTER else -1
+        for esa_model in ESA_MODELS:
+            esa = by_key.get((name, esa_model))
+            if esa:
+                wins.setdefault(esa_model, {})[name] = {
+                    other: sign * (esa[m1] - by_key[(name, other)][m1]) > 0
+                    for other in ("chemprop", "gin", "pna") if (name, other) in by_key}  # fmt: skip
     lines.append("")
-    lines.append("ESA better than (headline metric: RMSE for regression, MCC for classification): "
-                 + "; ".join(f"{n}: " + ", ".join(f"{MODEL_NAMES[o]} {'yes' if w else 'no'}"
-                                                  for o, w in v.items()) for n, v in wins.items())
-                 + "\n")  # fmt: skip
-    configs = {json_key(run_config(r)) for r in res["runs"] if r["model"] == "molprop_esa"}
+    for esa_model, per_set in wins.items():
+        for other in ("chemprop", "gin", "pna"):
+            done = [n for n, v in per_set.items() if other in v]
+            if done:
+                better = [n for n in done if per_set[n][other]]
+                lines.append(f"- {MODEL_NAMES[esa_model]} better than {MODEL_NAMES[other]} (mean "
+                             f"headline metric: RMSE / MCC) on **{len(better)} of {len(done)}** "
+                             f"datasets: {', '.join(better) or 'none'}")  # fmt: skip
+    lines.append("")
+    configs = {json_key(run_config(r)) for r in res["runs"] if r["model"] in ESA_MODELS}
     lines.append("molprop settings used (from each run's artifact config.json; `--epochs`/`--patience` "
                  "overridden as above): " + " / ".join(f"`{c}`" for c in sorted(configs)) + "\n")
     _accuracy_plot(res)
@@ -76,7 +86,7 @@ def run_config(run: dict) -> dict:
     """A molprop run's settings (older result files: read back from the run's artifact)."""
     if run.get("config"):
         return run["config"]
-    return molprop_run_config(WORK / "accuracy" / f"{run['dataset']}_seed{run['seed']}_molprop_esa")
+    return molprop_run_config(WORK / "accuracy" / f"{run['dataset']}_seed{run['seed']}_{run['model']}")
 
 
 def json_key(config: dict) -> str:
@@ -91,11 +101,13 @@ def _accuracy_plot(res: dict) -> None:
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.2), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         metric = DATASETS[name].metrics[0]
-        rows = [r for r in res["summary"] if r["dataset"] == name]
+        order = list(MODEL_NAMES)
+        rows = sorted((r for r in res["summary"] if r["dataset"] == name),
+                      key=lambda r: order.index(r["model"]))  # fmt: skip
         labels = [MODEL_NAMES[r["model"]] for r in rows]
         vals = [r[metric] for r in rows]
         errs = [0 if math.isnan(r[metric + "_std"]) else r[metric + "_std"] for r in rows]
-        ax.bar(range(len(rows)), vals, yerr=errs, color=["C0", "C1", "C2", "C3"][: len(rows)])
+        ax.bar(range(len(rows)), vals, yerr=errs, color=[f"C{order.index(r['model'])}" for r in rows])
         ax.set_xticks(range(len(rows)), labels, rotation=45, ha="right", fontsize=8)
         ax.set_title(f"{name} test {metric.upper()}")
     fig.tight_layout()
@@ -106,46 +118,48 @@ def _accuracy_plot(res: dict) -> None:
 def train_cost_section(res: dict | None) -> list[str]:
     if not res:
         return ["## 2. Training cost\n", "Not run.\n"]
-    e1, e2 = res["epochs"]
-    lines = ["## 2. Training cost (" + res["dataset"] + ", seed-0 scaffold split)\n",
-             f"s/epoch = (wall({e2} epochs) − wall({e1} epoch)) / {e2 - e1}, whole processes, "
-             f"{res['threads']} thread each; peak RSS of the {e2}-epoch process.\n",
-             "| model | s / epoch | wall 1 | wall 2 | peak RSS MiB |", "|---|---|---|---|---|"]  # fmt: skip
+    lines = ["## 2. Training cost (" + res["dataset"] + ", seed-0 scaffold split; ESA also on one QM9 part)\n",
+             "s/epoch = (wall(E2 epochs) − wall(E1 epochs)) / (E2 − E1) of two whole processes "
+             f"(early stopping off), {res['threads']} thread each: one epoch of training + "
+             "validation, without start-up, featurisation and final evaluation. CPU s/epoch: the same "
+             "difference of user + system seconds (robust to machine load). Peak RSS of the E2 process.\n",
+             "| model | data | E1, E2 | s / epoch | CPU s / epoch | wall E1 | wall E2 | peak RSS MiB |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for model, r in res["models"].items():
-        lines.append(f"| {MODEL_NAMES[model]} | {r['seconds_per_epoch']:.1f} | {r['wall_e1']:.0f} | "
+        data = "QM9 part 1 (3D, 7,269)" if model.endswith("_qm9") else res["dataset"]
+        e1, e2 = r.get("epochs", res["epochs"])
+        lines.append(f"| {MODEL_NAMES[model]} | {data} | {e1}, {e2} | {r['seconds_per_epoch']:.1f} | "
+                     f"{_fmt(r.get('cpu_seconds_per_epoch'), 1)} | {r['wall_e1']:.0f} | "
                      f"{r['wall_e2']:.0f} | {r['peak_rss_mb']:.0f} |")  # fmt: skip
-    rerun = load_result("train_cost_rerun")
-    if rerun:
-        lines.append(f"\nRerun when the machine was quieter (load {rerun['machine']['load_avg_1_5_15']} at the "
-                     "end; `--models molprop_esa chemprop --result-name train_cost_rerun`): "
-                     + "; ".join(f"{MODEL_NAMES[m]} {r['seconds_per_epoch']:.1f} s/epoch, "
-                                 f"peak {r['peak_rss_mb']:.0f} MiB" for m, r in rerun["models"].items())
-                     + ".")  # fmt: skip
     return lines + [""]
 
 
 def throughput_section(res: dict | None) -> list[str]:
     if not res:
         return ["## 3. Prediction throughput\n", "Not run.\n"]
+    n = res["n_molecules"]
     lines = ["## 3. Prediction throughput (CSV in → CSV out, whole process)\n",
-             f"{res['n_molecules']} HIV SMILES, {res['threads']} thread, "
-             f"{len(next(iter(res['runs'].values())))} interleaved repeats, medians.\n",
-             "| tool | molecules / s | median s | median peak RSS MiB | all runs (s) |",
-             "|---|---|---|---|---|"]  # fmt: skip
+             f"{n} HIV SMILES, {res['threads']} thread, "
+             f"{len(next(iter(res['runs'].values())))} interleaved repeats, medians. Molecules per "
+             "CPU-second = molecules / (user + system seconds of the whole process).\n",
+             "| tool | model | molecules / s | molecules / CPU-s | median s | median CPU s | "
+             "median peak RSS MiB | all runs (s) |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for tool, s in res["summary"].items():
         runs = ", ".join(f"{r['seconds']:.1f}" for r in res["runs"][tool])
-        lines.append(f"| {tool} | {s['molecules_per_s']:.0f} | {s['median_seconds']:.1f} | "
-                     f"{s['median_peak_rss_mb']:.0f} | {runs} |")  # fmt: skip
+        cpu = s.get("median_cpu_seconds", float("nan"))
+        lines.append(f"| {tool} | {THROUGHPUT_MODELS.get(tool, '')} | {s['molecules_per_s']:.0f} | "
+                     f"{_fmt(n / cpu if cpu == cpu else None, 0)} | {s['median_seconds']:.1f} | "
+                     f"{_fmt(cpu, 1)} | {s['median_peak_rss_mb']:.0f} | {runs} |")  # fmt: skip
     lines.append("")
     lines += [f"- `{cmd}`" for cmd in res["commands"].values()]
-    cpu = load_result("throughput_cpu")
-    if cpu:
-        lines.append("\nOne more interleaved repeat with CPU accounting (`--repeats 1 --result-name "
-                     "throughput_cpu`; user + system seconds of the whole process tree, robust to load): "
-                     + "; ".join(f"{tool} {r[0]['seconds']:.0f} s wall / {r[0].get('cpu_seconds', float('nan')):.1f} s CPU "
-                                 f"= {cpu['n_molecules'] / r[0].get('cpu_seconds', float('nan')):.0f} molecules per CPU-second"
-                                 for tool, r in cpu["runs"].items()) + ".")  # fmt: skip
     return lines + [""]
+
+
+THROUGHPUT_MODELS = {"molprop": "default ESA (hidden 128) trained on ESOL",
+                     "chemprop": "default D-MPNN trained on ESOL",
+                     "molprop_small": "ESA-small (hidden 64) trained on ESOL, 1 member",
+                     "molprop_shipped": "shipped `solubility`: ESA-small × 3 members + domain check"}  # fmt: skip
 
 
 #: later single-graph reruns, oldest first; a later run's points replace earlier ones
@@ -238,9 +252,9 @@ def machine_section() -> list[str]:
             f"- CPU: {facts['cpu']}, {facts['logical_cpus']} logical CPUs, {facts['memory_gb']} GB RAM, "
             f"{facts['os']}, Python {facts['python']}",
             "- " + ", ".join(f"{k} {val}" for k, val in v.items()),
-            "- The 2 cores were shared with 5 other engineers' jobs during every run (1-min load average "
-            "recorded per result file in `benchmarks/results/*.json`: typically 8–15 on 2 cores), so "
-            "absolute times are pessimistic and noisy; each comparison ran under the same conditions.\n"]  # fmt: skip
+            "- Load: the 1-min load average at the end of each benchmark is in its result file "
+            "(`benchmarks/results/*.json`, key `machine`); see the notes below for the conditions of "
+            "each run.\n"]  # fmt: skip
 
 
 def main() -> int:

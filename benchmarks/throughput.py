@@ -5,7 +5,8 @@
 (molprop, chemprop, molprop, ...) so machine load hits both alike; medians reported.
 Time includes interpreter start, imports, model loading, featurisation, prediction, writing.
 Models: the ESOL models trained by ``benchmarks.accuracy`` (seed 0), i.e. each tool's default
-size (``molprop``, ``chemprop``), and ``molprop_shipped``: the shipped ``pretrained/solubility``
+size (``molprop``, ``chemprop``), ``molprop_small``: ESA with the shipped models' architecture
+(``benchmarks.accuracy.SMALL_FLAGS``, one member, trained on ESOL by the grid), and ``molprop_shipped``: the shipped ``pretrained/solubility``
 model (ESA hidden 64, trained on ESOL, with its applicability-domain check), which is what
 ``molprop predict --model solubility`` and the service run.
 
@@ -49,6 +50,8 @@ def commands(inp, threads: int) -> dict[str, tuple[list[str], dict]]:
     out = WORK / "throughput"
     molprop = [str(VENV_BIN / "molprop"), "predict", "--model", str(acc / "ESOL_seed0_molprop_esa"),
                "--input", str(inp), "--smiles-column", "smiles", "--output", str(out / "molprop.csv")]
+    small = [str(VENV_BIN / "molprop"), "predict", "--model", str(acc / "ESOL_seed0_molprop_esa_small"),
+             "--input", str(inp), "--smiles-column", "smiles", "--output", str(out / "molprop_small.csv")]
     shipped = [str(VENV_BIN / "molprop"), "predict", "--model", str(REPO / "pretrained" / "solubility"),
                "--input", str(inp), "--smiles-column", "smiles",
                "--output", str(out / "molprop_shipped.csv")]  # fmt: skip
@@ -57,6 +60,7 @@ def commands(inp, threads: int) -> dict[str, tuple[list[str], dict]]:
                 "-o", str(out / "chemprop.csv"), "--num-workers", "0", "--accelerator", "cpu",
                 "--devices", "1"]  # fmt: skip
     return {"molprop": (molprop, thread_env(threads)), "chemprop": (chemprop, chemprop_env(threads)),
+            "molprop_small": (small, thread_env(threads)),
             "molprop_shipped": (shipped, thread_env(threads))}  # fmt: skip
 
 
@@ -65,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=10000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--tools", nargs="+", default=["molprop", "chemprop", "molprop_shipped"])
+    p.add_argument("--tools", nargs="+", default=["molprop", "chemprop", "molprop_small", "molprop_shipped"])
     p.add_argument("--result-name", default="throughput", help="results/<name>.json")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -19,12 +19,12 @@ import argparse
 import logging
 import shutil
 
-from benchmarks.accuracy import run_chemprop, run_molprop, run_pyg
+from benchmarks.accuracy import SMALL_FLAGS, run_chemprop, run_molprop, run_pyg
 from benchmarks.common import REPO, VENV_BIN, WORK, run_process, save_result, thread_env
 from benchmarks.splits import prepare
 
 log = logging.getLogger(__name__)
-MODELS = ("molprop_esa", "chemprop", "gin", "pna", "molprop_esa_qm9")
+MODELS = ("molprop_esa", "molprop_esa_small", "chemprop", "gin", "pna", "molprop_esa_qm9")
 QM9_PART = REPO / "data" / "qm9" / "qm9_3d_shuffled_part01of18.extxyz.gz"
 
 
@@ -45,8 +45,9 @@ def timed_run(model: str, name: str, epochs: int, threads: int) -> tuple[float, 
     patience = epochs + 1
     if model == "molprop_esa_qm9":
         proc = run_molprop_qm9(epochs, out, threads)
-    elif model == "molprop_esa":
-        _, proc, _, _ = run_molprop(name, 0, epochs, patience, out, threads)
+    elif model in ("molprop_esa", "molprop_esa_small"):
+        extra = SMALL_FLAGS if model == "molprop_esa_small" else None
+        _, proc, _, _ = run_molprop(name, 0, epochs, patience, out, threads, extra)
     elif model == "chemprop":
         _, proc, _, _ = run_chemprop(name, 0, epochs, patience, out, threads,
                                      extra=["--warmup-epochs", "0"])  # fmt: skip
