@@ -43,10 +43,10 @@ from molprop.pipelines.metrics import compute_metrics
 
 log = logging.getLogger(__name__)
 MODELS = ("molprop_esa", "molprop_esa_small", "chemprop", "gin", "pna")
-#: ``molprop_esa_small``: the architecture and recipe of the shipped models (pretrained/), one
-#: member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no dropout, batch 64, lr 5e-4
-SMALL_FLAGS = ["--hidden-dim", "64", "--heads", "4", "--layers", "MSMSP S", "--num-seeds", "8",
-               "--dropout", "0", "--batch-size", "64", "--lr", "5e-4"]  # fmt: skip
+#: ``molprop_esa_small``: ``molprop train --preset small`` (molprop.models.config.PRESETS: the
+#: shipped models' architecture, one member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no
+#: dropout, batch 64, lr 5e-4)
+SMALL_FLAGS = ["--preset", "small"]
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
 
 

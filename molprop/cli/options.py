@@ -6,7 +6,7 @@ import argparse
 import json
 
 from molprop.featurize import FeaturizerConfig
-from molprop.models.config import ModelConfig, TrainConfig
+from molprop.models.config import PRESETS, ModelConfig, TrainConfig
 
 _M = ModelConfig.__dataclass_fields__
 _T = TrainConfig()
@@ -36,14 +36,18 @@ def add_split_args(p: argparse.ArgumentParser) -> None:
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
+    g.add_argument("--preset", choices=sorted(PRESETS), default="default",
+                   help="named starting point: default, or small (the shipped models' size: "
+                        "~4x faster training); explicit flags override its values")  # fmt: skip
     g.add_argument("--model", choices=["esa", "nsa"], default=_M["token_kind"].default)
-    g.add_argument("--layers", default=_M["layers"].default, help="e.g. 'MSMSMP S'")
-    g.add_argument("--hidden-dim", type=int, default=_M["hidden_dim"].default)
-    g.add_argument("--heads", type=int, default=_M["heads"].default)
-    g.add_argument("--num-seeds", type=int, default=_M["num_seeds"].default)
+    # preset-able settings default to None: filled from the preset, else the dataclass default
+    g.add_argument("--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_M['layers'].default!r})")
+    g.add_argument("--hidden-dim", type=int, default=None, help=f"default {_M['hidden_dim'].default}")
+    g.add_argument("--heads", type=int, default=None, help=f"default {_M['heads'].default}")
+    g.add_argument("--num-seeds", type=int, default=None, help=f"default {_M['num_seeds'].default}")
     g.add_argument("--mlp", choices=["standard", "swiglu"], default=_M["mlp_kind"].default)
     g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
-    g.add_argument("--dropout", type=float, default=_M["dropout"].default)
+    g.add_argument("--dropout", type=float, default=None, help=f"default {_M['dropout'].default}")
     g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
     g.add_argument("--no-size-path", action="store_true", help="disable the size signal")
     g.add_argument("--no-size-linear", action="store_true",
@@ -57,8 +61,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_train_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("training")
     g.add_argument("--epochs", type=int, default=_T.epochs)
-    g.add_argument("--batch-size", type=int, default=_T.batch_size)
-    g.add_argument("--lr", type=float, default=_T.lr)
+    g.add_argument("--batch-size", type=int, default=None, help=f"default {_T.batch_size}")
+    g.add_argument("--lr", type=float, default=None, help=f"default {_T.lr:g}")
     g.add_argument("--weight-decay", type=float, default=_T.weight_decay)
     g.add_argument("--patience", type=int, default=_T.patience, help="early-stopping patience")
     g.add_argument("--ensemble-size", type=int, default=_T.ensemble_size)
@@ -74,16 +78,28 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                    help="continue from the last per-epoch checkpoint in the output directory")  # fmt: skip
 
 
+def _pick(args: argparse.Namespace, section: str, key: str, attr: str, default: object) -> object:
+    """An explicit flag, else the ``--preset`` value, else ``default`` (the dataclass's)."""
+    value = getattr(args, attr, None)
+    if value is not None:
+        return value
+    preset = PRESETS[getattr(args, "preset", None) or "default"][section]
+    return preset.get(key, default)
+
+
 def model_overrides(args: argparse.Namespace) -> dict:
+    def m(key: str, attr: str | None = None) -> object:
+        return _pick(args, "model", key, attr or key, _M[key].default)
+
     return {
         "token_kind": args.model,
-        "layers": args.layers,
-        "hidden_dim": args.hidden_dim,
-        "heads": args.heads,
-        "num_seeds": args.num_seeds,
+        "layers": m("layers"),
+        "hidden_dim": m("hidden_dim"),
+        "heads": m("heads"),
+        "num_seeds": m("num_seeds"),
         "mlp_kind": args.mlp,
         "pre_ln": not args.post_ln,
-        "dropout": args.dropout,
+        "dropout": m("dropout"),
         "attn_dropout": args.attn_dropout,
         "size_path": not args.no_size_path,
         "size_linear": not args.no_size_linear,
@@ -94,7 +110,9 @@ def model_overrides(args: argparse.Namespace) -> dict:
 
 def train_config(args: argparse.Namespace) -> TrainConfig:
     return TrainConfig(
-        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+        epochs=args.epochs,
+        batch_size=_pick(args, "train", "batch_size", "batch_size", _T.batch_size),
+        lr=_pick(args, "train", "lr", "lr", _T.lr),
         weight_decay=args.weight_decay, patience=args.patience, bf16=args.bf16,
         seed=args.seed, ensemble_size=args.ensemble_size,
         devices=args.devices, num_nodes=args.num_nodes, strategy=args.strategy,

@@ -145,6 +145,21 @@ class TrainConfig:
         return _from_dict(cls, data)
 
 
+#: Named starting points for ``molprop train / pretrain --preset NAME`` (explicit flags still
+#: override each value). ``default``: the dataclass defaults (most accurate on the benchmark
+#: grid's averages). ``small``: the architecture of the shipped models (pretrained/), one
+#: member per ensemble slot: hidden 64, 4 heads, 4 encoder blocks, 8 seeds, no dropout, batch 64,
+#: lr 5e-4 -- ~4x cheaper per epoch and ~3x cheaper per predicted molecule than ``default``
+#: (benchmarks/RESULTS.md: training cost, throughput, accuracy of both on 5 datasets).
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "default": {"model": {}, "train": {}},
+    "small": {
+        "model": {"hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, "dropout": 0.0},
+        "train": {"batch_size": 64, "lr": 5e-4},
+    },
+}
+
+
 @dataclass(frozen=True)
 class ArtifactConfig:
     """Everything ``config.json`` holds; enough to rebuild featuriser, model and scaler."""

@@ -1,0 +1,47 @@
+"""``--preset``: named starting points whose values explicit flags override."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from molprop.cli.main import build_parser
+from molprop.cli.options import model_overrides, train_config
+from molprop.models.config import PRESETS, ModelConfig, TrainConfig
+
+BASE = ["train", "--data", "x.csv", "--target-columns", "y", "--out", "o"]
+
+
+def _resolve(*extra: str) -> tuple[dict, TrainConfig]:
+    args = build_parser().parse_args(BASE + list(extra))
+    return model_overrides(args), train_config(args)
+
+
+def test_no_preset_gives_the_dataclass_defaults():
+    model, train = _resolve()
+    defaults = {f.name: f.default for f in fields(ModelConfig)}
+    for key in ("layers", "hidden_dim", "heads", "num_seeds", "dropout"):
+        assert model[key] == defaults[key], key
+    assert (train.batch_size, train.lr) == (TrainConfig.batch_size, TrainConfig.lr)
+
+
+def test_small_preset_sets_its_values():
+    model, train = _resolve("--preset", "small")
+    small = PRESETS["small"]
+    assert {k: model[k] for k in small["model"]} == small["model"]
+    assert (train.batch_size, train.lr) == (small["train"]["batch_size"], small["train"]["lr"])
+    assert model["hidden_dim"] != ModelConfig.__dataclass_fields__["hidden_dim"].default
+
+
+def test_explicit_flags_override_the_preset():
+    model, train = _resolve("--preset", "small", "--hidden-dim", "96", "--lr", "2e-4",
+                            "--dropout", "0.2")  # fmt: skip
+    assert model["hidden_dim"] == 96 and model["dropout"] == 0.2 and train.lr == 2e-4
+    assert model["heads"] == PRESETS["small"]["model"]["heads"]  # the rest still from the preset
+    assert train.batch_size == PRESETS["small"]["train"]["batch_size"]
+
+
+def test_unknown_preset_is_rejected():
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(BASE + ["--preset", "huge"])
