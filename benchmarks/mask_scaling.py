@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--budget-gb", type=float, default=4.0, help="memory allowed per point")
     p.add_argument("--edges", nargs="+", type=int, default=list(EDGES))
-    p.add_argument("--train-edges", nargs="+", type=int, default=[1000, 3000, 10000, 30000])
+    p.add_argument("--train-edges", nargs="*", type=int, default=[1000, 3000, 10000, 30000],
+                   help="single-graph train points (none: --train-edges with no value)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per point")
     p.add_argument("--only-train", action="store_true", help="only the single-graph train points")
     p.add_argument("--series", nargs="+", default=["batch", "single"], choices=["batch", "single"])

@@ -163,7 +163,8 @@ THROUGHPUT_MODELS = {"molprop": "default ESA (hidden 128) trained on ESOL",
 
 
 #: later single-graph reruns, oldest first; a later run's points replace earlier ones
-MASK_RERUNS = ("mask_single", "mask_single_chunked", "mask_single_shared", "mask_single_final")
+MASK_RERUNS = ("mask_single", "mask_single_chunked", "mask_single_shared", "mask_single_final",
+               "mask_batch_large")
 
 
 def merged_mask_results() -> dict | None:
