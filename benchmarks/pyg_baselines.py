@@ -118,6 +118,8 @@ def train_and_evaluate(args: argparse.Namespace) -> dict:
         start = time.perf_counter()
         model.train()
         for batch in train_loader:
+            if batch.num_nodes < 2:  # BatchNorm cannot train on one node (e.g. a last batch = methane)
+                continue
             opt.zero_grad()
             loss = loss_fn(model(batch), batch.y)
             loss.backward()
