@@ -47,6 +47,8 @@ MODELS = ("molprop_esa", "molprop_esa_small", "chemprop", "gin", "pna")
 #: shipped models' architecture, one member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no
 #: dropout, batch 64, lr 5e-4)
 SMALL_FLAGS = ["--preset", "small"]
+#: extra ``molprop train`` flags of each molprop model in the grid
+MOLPROP_FLAGS = {"molprop_esa": [], "molprop_esa_small": SMALL_FLAGS}
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
 
 
@@ -130,14 +132,14 @@ def run_pyg(model: str, name: str, seed: int, epochs: int, patience: int, out: P
 def run_one(model: str, name: str, seed: int, epochs: int, patience: int, threads: int) -> dict:
     out = WORK / "accuracy" / f"{name}_seed{seed}_{model}"
     shutil.rmtree(out, ignore_errors=True)
-    if model in ("molprop_esa", "molprop_esa_small"):
-        extra = SMALL_FLAGS if model == "molprop_esa_small" else None
-        test, proc, epochs_run, best = run_molprop(name, seed, epochs, patience, out, threads, extra)
+    if model in MOLPROP_FLAGS:
+        test, proc, epochs_run, best = run_molprop(name, seed, epochs, patience, out, threads,
+                                                   MOLPROP_FLAGS[model])  # fmt: skip
     elif model == "chemprop":
         test, proc, epochs_run, best = run_chemprop(name, seed, epochs, patience, out, threads)
     else:
         test, proc, epochs_run, best = run_pyg(model, name, seed, epochs, patience, out, threads)
-    config = molprop_run_config(out) if model.startswith("molprop") else None
+    config = molprop_run_config(out) if model in MOLPROP_FLAGS else None
     return {"dataset": name, "seed": seed, "model": model, "test": test, "config": config,
             "epochs_run": epochs_run, "best_epoch": best, "wall_seconds": round(proc.seconds, 1),
             "cpu_seconds": round(proc.cpu_seconds, 1), "peak_rss_mb": round(proc.peak_rss_mb, 1)}  # fmt: skip

@@ -21,6 +21,7 @@ MODEL_NAMES = {"molprop_esa": "molprop ESA", "molprop_esa_small": "molprop ESA-s
                "molprop_esa_qm9": "molprop ESA (3D)"}
 HIGHER_BETTER = {"r2", "mcc", "roc_auc"}
 ESA_MODELS = ("molprop_esa", "molprop_esa_small")
+BASELINES = ("chemprop", "gin", "pna")
 
 
 def _fmt(x, digits: int = 3) -> str:
@@ -58,13 +59,13 @@ def accuracy_section(res: dict | None) -> tuple[list[str], dict]:
                          f"{m2.upper()} {_fmt(row[m2])} ± {_fmt(row[m2 + '_std'])} | "
                          f"{wall:.0f} | {rss:.0f} |")  # fmt: skip
         for esa_model in ESA_MODELS:
-            for other in ("chemprop", "gin", "pna"):
+            for other in BASELINES:
                 better = matched_better(runs, esa_model, other, m1)
                 if better is not None:
                     wins.setdefault(esa_model, {}).setdefault(name, {})[other] = better
     lines.append("")
     for esa_model, per_set in wins.items():
-        for other in ("chemprop", "gin", "pna"):
+        for other in BASELINES:
             done = [n for n, v in per_set.items() if other in v]
             if done:
                 better = [n for n in done if per_set[n][other]]

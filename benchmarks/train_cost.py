@@ -19,7 +19,7 @@ import argparse
 import logging
 import shutil
 
-from benchmarks.accuracy import SMALL_FLAGS, run_chemprop, run_molprop, run_pyg
+from benchmarks.accuracy import MOLPROP_FLAGS, run_chemprop, run_molprop, run_pyg
 from benchmarks.common import REPO, VENV_BIN, WORK, run_process, save_result, thread_env
 from benchmarks.splits import prepare
 
@@ -39,15 +39,14 @@ def run_molprop_qm9(epochs: int, out, threads: int):
     return proc
 
 
-def timed_run(model: str, name: str, epochs: int, threads: int) -> tuple[float, float]:
+def timed_run(model: str, name: str, epochs: int, threads: int) -> tuple[float, float, float]:
     out = WORK / "train_cost" / f"{model}_{epochs}"
     shutil.rmtree(out, ignore_errors=True)
     patience = epochs + 1
     if model == "molprop_esa_qm9":
         proc = run_molprop_qm9(epochs, out, threads)
-    elif model in ("molprop_esa", "molprop_esa_small"):
-        extra = SMALL_FLAGS if model == "molprop_esa_small" else None
-        _, proc, _, _ = run_molprop(name, 0, epochs, patience, out, threads, extra)
+    elif model in MOLPROP_FLAGS:
+        _, proc, _, _ = run_molprop(name, 0, epochs, patience, out, threads, MOLPROP_FLAGS[model])
     elif model == "chemprop":
         _, proc, _, _ = run_chemprop(name, 0, epochs, patience, out, threads,
                                      extra=["--warmup-epochs", "0"])  # fmt: skip
