@@ -42,13 +42,18 @@ from molprop.models.config import ModelConfig, TrainConfig
 from molprop.pipelines.metrics import compute_metrics
 
 log = logging.getLogger(__name__)
-MODELS = ("molprop_esa", "molprop_esa_small", "chemprop", "gin", "pna")
+MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "molprop_esa_small_prev",
+          "chemprop", "gin", "pna")
 #: ``molprop_esa_small``: ``molprop train --preset small`` (molprop.models.config.PRESETS: the
 #: shipped models' architecture, one member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no
 #: dropout, batch 64, lr 5e-4)
 SMALL_FLAGS = ["--preset", "small"]
 #: extra ``molprop train`` flags of each molprop model in the grid
-MOLPROP_FLAGS = {"molprop_esa": [], "molprop_esa_small": SMALL_FLAGS}
+#: ``molprop_esa_prev``: the defaults before session 4 (dropout 0.1, validation on the raw
+#: weights), to measure what the new defaults (no dropout, weight averaging) changed
+PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0"]
+MOLPROP_FLAGS = {"molprop_esa": [], "molprop_esa_small": SMALL_FLAGS, "molprop_esa_prev": PREV_FLAGS,
+                 "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0"]}
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
 
 

@@ -17,10 +17,11 @@ from benchmarks.accuracy import molprop_run_config  # noqa: E402
 from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine_facts  # noqa: E402
 
 MODEL_NAMES = {"molprop_esa": "molprop ESA", "molprop_esa_small": "molprop ESA-small",
-               "chemprop": "chemprop v2", "gin": "PyG GIN", "pna": "PyG PNA",
+               "molprop_esa_prev": "ESA, session-3 defaults", "molprop_esa_small_prev":
+               "ESA-small, session 3", "chemprop": "chemprop v2", "gin": "PyG GIN", "pna": "PyG PNA",
                "molprop_esa_qm9": "molprop ESA (3D)"}
 HIGHER_BETTER = {"r2", "mcc", "roc_auc"}
-ESA_MODELS = ("molprop_esa", "molprop_esa_small")
+ESA_MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "molprop_esa_small_prev")
 BASELINES = ("chemprop", "gin", "pna")
 
 
@@ -103,7 +104,8 @@ def json_key(config: dict) -> str:
     m, t = config["model"], config["train"]
     return (f"layers={m['layers']} hidden={m['hidden_dim']} heads={m['heads']} seeds={m['num_seeds']} "
             f"mlp={m['mlp_kind']} dropout={m['dropout']} size_path={m['size_path']} "
-            f"batch={t['batch_size']} lr={t['lr']} wd={t['weight_decay']}")  # fmt: skip
+            f"batch={t['batch_size']} lr={t['lr']} wd={t['weight_decay']} "
+            f"ema_epochs={t.get('ema_epochs', 0)}")  # fmt: skip
 
 
 def _accuracy_plot(res: dict) -> None:

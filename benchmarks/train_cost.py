@@ -10,7 +10,9 @@ Peak RSS is that of the E2 run. One thread each. (chemprop runs with ``--warmup-
 7,269 molecules with B3LYP geometries, 3D featuriser: all atoms incl. H, radius graph 5 Å,
 <= 12 neighbours; target HOMO-LUMO gap; random 80/10/10 split), timed with ``--qm9-epochs``.
 
-Usage: ``python -m benchmarks.train_cost --epochs 1 3``
+Usage: ``python -m benchmarks.train_cost --epochs 1 3``. ``--models A B`` reruns only those
+models and keeps the other models' entries of the result file (each entry records when it was
+measured and the machine load then).
 """
 
 from __future__ import annotations
@@ -20,11 +22,21 @@ import logging
 import shutil
 
 from benchmarks.accuracy import MOLPROP_FLAGS, run_chemprop, run_molprop, run_pyg
-from benchmarks.common import REPO, VENV_BIN, WORK, run_process, save_result, thread_env
+from benchmarks.common import (
+    REPO,
+    VENV_BIN,
+    WORK,
+    load_result,
+    machine_facts,
+    run_process,
+    save_result,
+    thread_env,
+)
 from benchmarks.splits import prepare
 
 log = logging.getLogger(__name__)
-MODELS = ("molprop_esa", "molprop_esa_small", "chemprop", "gin", "pna", "molprop_esa_qm9")
+MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "chemprop", "gin", "pna",
+          "molprop_esa_qm9")
 QM9_PART = REPO / "data" / "qm9" / "qm9_3d_shuffled_part01of18.extxyz.gz"
 
 
@@ -67,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     prepare(args.dataset, [0])
-    results = {}
+    previous = load_result(args.result_name) or {}
+    same = (previous.get("dataset"), previous.get("threads")) == (args.dataset, args.threads)
+    results = {m: r for m, r in previous.get("models", {}).items()
+               if same and m in MODELS and m not in args.models}  # fmt: skip
     for model in args.models:
         e1, e2 = args.qm9_epochs if model == "molprop_esa_qm9" else args.epochs
         w1, _, c1 = timed_run(model, args.dataset, e1, args.threads)
@@ -75,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         results[model] = {"epochs": [e1, e2], "wall_e1": round(w1, 1), "wall_e2": round(w2, 1),
                           "seconds_per_epoch": round((w2 - w1) / (e2 - e1), 2),
                           "cpu_seconds_per_epoch": round((c2 - c1) / (e2 - e1), 2),
-                          "peak_rss_mb": round(rss, 1)}  # fmt: skip
+                          "peak_rss_mb": round(rss, 1),
+                          "measured_utc": machine_facts()["time_utc"],
+                          "load_avg_1min": machine_facts()["load_avg_1_5_15"][0]}  # fmt: skip
         log.info("%s: %s", model, results[model])
         save_result(args.result_name, {"dataset": args.dataset, "epochs": args.epochs,
                                        "threads": args.threads, "models": results})  # fmt: skip

@@ -65,6 +65,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lr", type=float, default=None, help=f"default {_T.lr:g}")
     g.add_argument("--weight-decay", type=float, default=_T.weight_decay)
     g.add_argument("--patience", type=int, default=_T.patience, help="early-stopping patience")
+    g.add_argument("--ema-epochs", type=float, default=_T.ema_epochs,
+                   help="validate and keep a moving average of the weights over ~N epochs of "
+                        f"steps (default {_T.ema_epochs:g}; 0: the raw weights)")  # fmt: skip
     g.add_argument("--ensemble-size", type=int, default=_T.ensemble_size)
     g.add_argument("--seed", type=int, default=_T.seed)
     g.add_argument("--bf16", action="store_true", help="bf16 autocast")
@@ -115,7 +118,7 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
         batch_size=_pick(args, "train", "batch_size", _T.batch_size),
         lr=_pick(args, "train", "lr", _T.lr),
         weight_decay=args.weight_decay, patience=args.patience, bf16=args.bf16,
-        seed=args.seed, ensemble_size=args.ensemble_size,
+        seed=args.seed, ensemble_size=args.ensemble_size, ema_epochs=args.ema_epochs,
         devices=args.devices, num_nodes=args.num_nodes, strategy=args.strategy,
         resume=args.resume,
     )  # fmt: skip

@@ -61,7 +61,7 @@ class ModelConfig:
     mlp_kind: str = "standard"
     mlp_mult: int = 2
     pre_ln: bool = True
-    dropout: float = 0.1
+    dropout: float = 0.0
     attn_dropout: float = 0.0
     size_path: bool = True
     n_extra: int = 0
@@ -118,7 +118,9 @@ class TrainConfig:
 
     ``devices`` / ``num_nodes`` / ``strategy`` go to the Lightning Trainer (``"ddp"`` for data
     parallel; gloo on CPU); ``batch_size`` is the global batch, split across ranks. ``resume``
-    continues from the per-epoch checkpoint in the output directory.
+    continues from the per-epoch checkpoint in the output directory. ``ema_epochs`` E > 0
+    validates (and keeps) an exponential moving average of the weights over ~E epochs of steps
+    instead of the last step's weights (see ``models.lightning_module``); 0 turns it off.
     """
 
     epochs: int = 120
@@ -132,6 +134,7 @@ class TrainConfig:
     seed: int = 0
     ensemble_size: int = 1
     warmup_epochs: int = 0
+    ema_epochs: float = 1.0
     devices: int = 1
     num_nodes: int = 1
     strategy: str = "auto"

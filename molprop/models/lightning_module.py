@@ -1,4 +1,15 @@
-"""Lightning wrapper: masked loss, AdamW, ReduceLROnPlateau halving, best-weight tracking."""
+"""Lightning wrapper: masked loss, AdamW, ReduceLROnPlateau halving, weight averaging (EMA),
+best-weight tracking.
+
+Weight averaging: with ``ema_epochs`` E > 0 the module keeps an exponential moving average of
+the trainable weights, updated after every optimiser step with decay ``1 - 1 / (E * steps per
+epoch)`` and bias-corrected (the average starts empty, not at the initial weights, as Adam's
+moments do). Validation, early stopping, the LR schedule and the kept best weights all use the
+averaged weights; training continues from the raw ones. At a constant learning rate the raw
+weights jitter from step to step, so the per-epoch validation loss of the raw weights is noisy
+and picking its minimum partly picks noise (benchmarks/notes.md: Lipophilicity); the average
+over the last ~E epochs is what a decaying learning rate would converge to.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +17,7 @@ import copy
 
 import lightning as L
 import torch
+from lightning.pytorch.trainer.states import TrainerFn
 
 from molprop.data.batch import GraphBatch
 from molprop.models.model import MolPropModel
@@ -23,6 +35,7 @@ class LitMolProp(L.LightningModule):
         weight_decay: float = 1e-2,
         lr_patience: int = 8,
         monitor: str = "val_loss",
+        ema_epochs: float = 0.0,
     ):
         super().__init__()
         self.model = model
@@ -34,6 +47,11 @@ class LitMolProp(L.LightningModule):
         self.best_score = float("inf")
         self.best_state: dict[str, torch.Tensor] | None = None
         self.best_epoch = -1
+        self.ema_epochs = float(ema_epochs)
+        self.ema: dict[str, torch.Tensor] = {}  # name -> running sum (not yet bias-corrected)
+        self.ema_norm = 0.0  # sum of the weights given so far (bias correction)
+        self._raw: list[torch.Tensor] | None = None
+        self._eval_state: dict[str, torch.Tensor] | None = None
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
         return self.model(batch)
@@ -56,6 +74,62 @@ class LitMolProp(L.LightningModule):
         self.log("val_loss", loss, on_step=False, on_epoch=True, prog_bar=True,
                  batch_size=batch.num_graphs, sync_dist=True)  # fmt: skip
 
+    # -- weight averaging ------------------------------------------------------------------
+    @property
+    def uses_ema(self) -> bool:
+        """Averaging is on when asked for and a validation set decides (monitor val_loss)."""
+        return self.ema_epochs > 0 and self.monitor == "val_loss"
+
+    def _trainable(self) -> list[tuple[str, torch.nn.Parameter]]:
+        return [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+
+    def ema_decay(self) -> float:
+        steps = max(1, int(self.trainer.num_training_batches))
+        return 1.0 - 1.0 / max(1.0, self.ema_epochs * steps)
+
+    def on_train_batch_end(self, outputs, batch, batch_idx: int) -> None:  # noqa: D102
+        if not self.uses_ema:
+            return
+        d = self.ema_decay()
+        with torch.no_grad():
+            named = self._trainable()
+            if not self.ema:
+                self.ema = {n: torch.zeros_like(p) for n, p in named}
+            sums = [self.ema[n] for n, _ in named]
+            torch._foreach_mul_(sums, d)
+            torch._foreach_add_(sums, [p.detach() for _, p in named], alpha=1.0 - d)
+        self.ema_norm = d * self.ema_norm + (1.0 - d)
+
+    def averaged_weights(self) -> dict[str, torch.Tensor]:
+        """Bias-corrected average of each trainable weight (empty before the first step)."""
+        if not self.ema or self.ema_norm <= 0:
+            return {}
+        return {n: s / self.ema_norm for n, s in self.ema.items()}
+
+    def on_validation_epoch_start(self) -> None:
+        self._eval_state = None
+        fitting = self.trainer.state.fn == TrainerFn.FITTING
+        averaged = self.averaged_weights() if self.uses_ema and fitting else {}
+        if not averaged:
+            return
+        named = self._trainable()
+        self._raw = [p.detach().clone() for _, p in named]
+        with torch.no_grad():
+            for n, p in named:
+                p.copy_(averaged[n])
+
+    def on_validation_epoch_end(self) -> None:
+        self._eval_state = self._snapshot()
+        if self._raw is not None:
+            with torch.no_grad():
+                for (_, p), raw in zip(self._trainable(), self._raw, strict=True):
+                    p.copy_(raw)
+            self._raw = None
+
+    def _snapshot(self) -> dict[str, torch.Tensor]:
+        return copy.deepcopy({k: v.detach().cpu() for k, v in self.model.state_dict().items()})
+
+    # -- best weights ----------------------------------------------------------------------
     def on_train_epoch_end(self) -> None:
         score = self.trainer.callback_metrics.get(self.monitor)
         if score is None:
@@ -64,7 +138,9 @@ class LitMolProp(L.LightningModule):
         if score < self.best_score:
             self.best_score = score
             self.best_epoch = self.current_epoch
-            self.best_state = copy.deepcopy({k: v.detach().cpu() for k, v in self.model.state_dict().items()})
+            # the weights that were scored: the averaged ones when validating with EMA
+            validated = self.monitor == "val_loss" and self._eval_state is not None
+            self.best_state = self._eval_state if validated else self._snapshot()
         self.log("lr", self.optimizers().param_groups[0]["lr"], on_epoch=True, sync_dist=True)
 
     def restore_best(self) -> None:

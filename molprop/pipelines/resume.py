@@ -3,7 +3,7 @@
 Lightning's ``.ckpt`` is a pickle; our artifact rule is that loading never unpickles, so the
 resume state is split into tensors (``state.safetensors``) and plain values (``state.json``)::
 
-    DIR/state.safetensors   model.*  optim.<param>.<key>  best.*  rng.torch  rng.numpy
+    DIR/state.safetensors   model.*  optim.<param>.<key>  best.*  ema.*  rng.torch  rng.numpy
     DIR/state.json          epochs_done, global_step, optimizer param groups and scalar state,
                             scheduler (ReduceLROnPlateau) and early-stopping state, best
                             score/epoch, python/numpy RNG scalars, the TrainConfig used
@@ -126,6 +126,7 @@ class EpochStateCheckpoint(Checkpoint):
         tensors.update(opt_tensors)
         if lit.best_state is not None:
             tensors.update({f"best.{k}": v for k, v in lit.best_state.items()})
+        tensors.update({f"ema.{k}": v for k, v in lit.ema.items()})
         tensors["rng.torch"] = torch.get_rng_state()
         np_state = np.random.get_state()
         tensors["rng.numpy"] = torch.from_numpy(np.asarray(np_state[1], dtype=np.int64))
@@ -138,6 +139,7 @@ class EpochStateCheckpoint(Checkpoint):
             "early_stopping": [_plain(cb.state_dict()) for cb in _stoppers(trainer)],
             "best_score": lit.best_score,
             "best_epoch": lit.best_epoch,
+            "ema_norm": lit.ema_norm,
             "rng_numpy": [np_state[0], int(np_state[2]), int(np_state[3]), float(np_state[4])],
             "rng_python": [py_state[0], list(py_state[1]), py_state[2]],
             "train_config": self.train_config,
@@ -171,6 +173,8 @@ class EpochStateCheckpoint(Checkpoint):
         best = {k[5:]: v for k, v in tensors.items() if k.startswith("best.")}
         lit.best_state = best or None
         lit.best_score, lit.best_epoch = meta["best_score"], meta["best_epoch"]
+        lit.ema = {k[4:]: v.to(lit.device) for k, v in tensors.items() if k.startswith("ema.")}
+        lit.ema_norm = float(meta.get("ema_norm", 0.0))
         torch.set_rng_state(tensors["rng.torch"])
         name, pos, has_gauss, cached = meta["rng_numpy"]
         np.random.set_state((name, tensors["rng.numpy"].numpy().astype(np.uint32), pos,

@@ -63,7 +63,8 @@ def fit_member(
     L.seed_everything(seed, workers=True, verbose=False)
     monitor = "val_loss" if val is not None and len(val) > 0 else "train_loss"
     lit = LitMolProp(model, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                     lr_patience=cfg.lr_patience, monitor=monitor)  # fmt: skip
+                     lr_patience=cfg.lr_patience, monitor=monitor,
+                     ema_epochs=cfg.ema_epochs)  # fmt: skip
     callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
     if ckpt_dir is not None:
         callbacks.append(EpochStateCheckpoint(ckpt_dir, cfg.to_dict(), cfg.resume))
