@@ -134,16 +134,25 @@ def train_cost_section(res: dict | None) -> list[str]:
              "s/epoch = (wall(E2 epochs) − wall(E1 epochs)) / (E2 − E1) of two whole processes "
              f"(early stopping off), {res['threads']} thread each: one epoch of training + "
              "validation, without start-up, featurisation and final evaluation. CPU s/epoch: the same "
-             "difference of user + system seconds (robust to machine load). Peak RSS of the E2 process.\n",
-             "| model | data | E1, E2 | s / epoch | CPU s / epoch | wall E1 | wall E2 | peak RSS MiB |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             "difference of user + system seconds (less sensitive to machine load than wall time). "
+             "Peak RSS of the E2 process. Measured: when the row was measured and the 1-minute load "
+             "average then (rows without one: the session-3 run, beside that session's grid).\n",
+             "| model | data | E1, E2 | s / epoch | CPU s / epoch | wall E1 | wall E2 | peak RSS MiB | measured (UTC), load |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for model, r in res["models"].items():
         data = "QM9 part 1 (3D, 7,269)" if model.endswith("_qm9") else res["dataset"]
         e1, e2 = r.get("epochs", res["epochs"])
         lines.append(f"| {MODEL_NAMES[model]} | {data} | {e1}, {e2} | {r['seconds_per_epoch']:.1f} | "
                      f"{_fmt(r.get('cpu_seconds_per_epoch'), 1)} | {r['wall_e1']:.0f} | "
-                     f"{r['wall_e2']:.0f} | {r['peak_rss_mb']:.0f} |")  # fmt: skip
+                     f"{r['wall_e2']:.0f} | {r['peak_rss_mb']:.0f} | "
+                     f"{_measured(r)} |")  # fmt: skip
     return lines + [""]
+
+
+def _measured(entry: dict) -> str:
+    if "measured_utc" not in entry:
+        return "session 3"
+    return f"{entry['measured_utc'][:16]}, {entry['load_avg_1min']:.1f}"
 
 
 def throughput_section(res: dict | None) -> list[str]:
