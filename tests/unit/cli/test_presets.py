@@ -45,3 +45,18 @@ def test_explicit_flags_override_the_preset():
 def test_unknown_preset_is_rejected():
     with pytest.raises(SystemExit):
         build_parser().parse_args(BASE + ["--preset", "huge"])
+
+
+def test_ema_epochs_flag_reaches_train_and_transfer_configs():
+    from molprop.cli.transfer_benchmark import train_configs
+
+    assert _resolve()[1].ema_epochs == TrainConfig.ema_epochs
+    assert _resolve("--ema-epochs", "0")[1].ema_epochs == 0.0
+    parser = build_parser()
+    base = ["transfer-benchmark", "--data", "x.csv", "--low-column", "a", "--high-column", "b",
+            "--high-sizes", "10", "5", "5", "--out", "o"]  # fmt: skip
+    pre, fine = train_configs(parser.parse_args(base))
+    assert pre.ema_epochs == fine.ema_epochs == TrainConfig.ema_epochs
+    pre, fine = train_configs(parser.parse_args(base + ["--ema-epochs", "0", "--dropout", "0.1"]))
+    assert pre.ema_epochs == fine.ema_epochs == 0.0
+    assert (pre.epochs, fine.epochs) == (40, 40)
