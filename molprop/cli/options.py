@@ -38,7 +38,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--preset", choices=sorted(PRESETS), default="default",
                    help="named starting point: default, or small (the shipped models' size: "
-                        "~5x less time per epoch); explicit flags override its values")  # fmt: skip
+                        "~3.5x less CPU time per epoch); explicit flags override its values")  # fmt: skip
     g.add_argument("--model", choices=["esa", "nsa"], default=_M["token_kind"].default)
     # preset-able settings default to None: filled from the preset, else the dataclass default
     g.add_argument("--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_M['layers'].default!r})")

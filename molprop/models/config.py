@@ -152,7 +152,7 @@ class TrainConfig:
 #: override each value). ``default``: the dataclass defaults (most accurate on the benchmark
 #: grid's averages). ``small``: the architecture of the shipped models (pretrained/), one
 #: member per ensemble slot: hidden 64, 4 heads, 4 encoder blocks, 8 seeds, no dropout, batch 64,
-#: lr 5e-4 -- ~5x less time per training epoch and ~2x less per predicted molecule (end to end)
+#: lr 5e-4 -- ~3.5x less CPU time per training epoch and ~2x less per predicted molecule (end to end)
 #: than ``default`` (benchmarks/RESULTS.md: training cost, throughput, accuracy on 5 datasets).
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "default": {"model": {}, "train": {}},
