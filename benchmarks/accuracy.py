@@ -48,10 +48,10 @@ MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "molprop_esa_s
 #: shipped models' architecture, one member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no
 #: dropout, batch 64, lr 5e-4)
 SMALL_FLAGS = ["--preset", "small"]
-#: extra ``molprop train`` flags of each molprop model in the grid
 #: ``molprop_esa_prev``: the defaults before session 4 (dropout 0.1, validation on the raw
 #: weights), to measure what the new defaults (no dropout, weight averaging) changed
 PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0"]
+#: extra ``molprop train`` flags of each molprop model in the grid
 MOLPROP_FLAGS = {"molprop_esa": [], "molprop_esa_small": SMALL_FLAGS, "molprop_esa_prev": PREV_FLAGS,
                  "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0"]}
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")

@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from benchmarks.accuracy import molprop_run_config  # noqa: E402
+from benchmarks.accuracy import MOLPROP_FLAGS, molprop_run_config  # noqa: E402
 from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine_facts  # noqa: E402
 
 MODEL_NAMES = {"molprop_esa": "molprop ESA", "molprop_esa_small": "molprop ESA-small",
@@ -21,7 +21,7 @@ MODEL_NAMES = {"molprop_esa": "molprop ESA", "molprop_esa_small": "molprop ESA-s
                "ESA-small, session 3", "chemprop": "chemprop v2", "gin": "PyG GIN", "pna": "PyG PNA",
                "molprop_esa_qm9": "molprop ESA (3D)"}
 HIGHER_BETTER = {"r2", "mcc", "roc_auc"}
-ESA_MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "molprop_esa_small_prev")
+ESA_MODELS = tuple(MOLPROP_FLAGS)  # the molprop models of the grid
 BASELINES = ("chemprop", "gin", "pna")
 
 

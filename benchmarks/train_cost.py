@@ -87,12 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         e1, e2 = args.qm9_epochs if model == "molprop_esa_qm9" else args.epochs
         w1, _, c1 = timed_run(model, args.dataset, e1, args.threads)
         w2, rss, c2 = timed_run(model, args.dataset, e2, args.threads)
+        facts = machine_facts()
         results[model] = {"epochs": [e1, e2], "wall_e1": round(w1, 1), "wall_e2": round(w2, 1),
                           "seconds_per_epoch": round((w2 - w1) / (e2 - e1), 2),
                           "cpu_seconds_per_epoch": round((c2 - c1) / (e2 - e1), 2),
                           "peak_rss_mb": round(rss, 1),
-                          "measured_utc": machine_facts()["time_utc"],
-                          "load_avg_1min": machine_facts()["load_avg_1_5_15"][0]}  # fmt: skip
+                          "measured_utc": facts["time_utc"],
+                          "load_avg_1min": facts["load_avg_1_5_15"][0]}  # fmt: skip
         log.info("%s: %s", model, results[model])
         save_result(args.result_name, {"dataset": args.dataset, "epochs": args.epochs,
                                        "threads": args.threads, "models": results})  # fmt: skip

@@ -51,7 +51,6 @@ class LitMolProp(L.LightningModule):
         self.ema: dict[str, torch.Tensor] = {}  # name -> running sum (not yet bias-corrected)
         self.ema_norm = 0.0  # sum of the weights given so far (bias correction)
         self._raw: list[torch.Tensor] | None = None
-        self._eval_state: dict[str, torch.Tensor] | None = None
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
         return self.model(batch)
@@ -107,7 +106,6 @@ class LitMolProp(L.LightningModule):
         return {n: s / self.ema_norm for n, s in self.ema.items()}
 
     def on_validation_epoch_start(self) -> None:
-        self._eval_state = None
         fitting = self.trainer.state.fn == TrainerFn.FITTING
         averaged = self.averaged_weights() if self.uses_ema and fitting else {}
         if not averaged:
@@ -119,15 +117,20 @@ class LitMolProp(L.LightningModule):
                 p.copy_(averaged[n])
 
     def on_validation_epoch_end(self) -> None:
-        self._eval_state = self._snapshot()
         if self._raw is not None:
             with torch.no_grad():
                 for (_, p), raw in zip(self._trainable(), self._raw, strict=True):
                     p.copy_(raw)
             self._raw = None
 
-    def _snapshot(self) -> dict[str, torch.Tensor]:
-        return copy.deepcopy({k: v.detach().cpu() for k, v in self.model.state_dict().items()})
+    def _scored_state(self) -> dict[str, torch.Tensor]:
+        """A copy of the weights the monitored loss was computed with: the averaged ones when
+        validating with EMA (no step happens between validation and epoch end, so the average
+        is still the validated one), else the current ones."""
+        state = {k: v.detach().cpu() for k, v in self.model.state_dict().items()}
+        if self.uses_ema:
+            state.update({k: v.cpu() for k, v in self.averaged_weights().items()})
+        return copy.deepcopy(state)
 
     # -- best weights ----------------------------------------------------------------------
     def on_train_epoch_end(self) -> None:
@@ -138,9 +141,7 @@ class LitMolProp(L.LightningModule):
         if score < self.best_score:
             self.best_score = score
             self.best_epoch = self.current_epoch
-            # the weights that were scored: the averaged ones when validating with EMA
-            validated = self.monitor == "val_loss" and self._eval_state is not None
-            self.best_state = self._eval_state if validated else self._snapshot()
+            self.best_state = self._scored_state()
         self.log("lr", self.optimizers().param_groups[0]["lr"], on_epoch=True, sync_dist=True)
 
     def restore_best(self) -> None:
