@@ -44,8 +44,8 @@ _STEREO_SLOTS = {t: i for i, t in enumerate(BOND_STEREO)}
 def bond_feature_matrix(mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray]:
     """Endpoints (n_bonds, 2) int64 and :func:`bond_features` of every bond as one
     (n_bonds, bond_feature_dim()) float32 array (a test checks the two agree)."""
-    bonds = list(mol.GetBonds())
-    n = len(bonds)
+    n = mol.GetNumBonds()
+    bonds = [mol.GetBondWithIdx(i) for i in range(n)]
     ends = np.zeros((n, 2), dtype=np.int64)
     feats = np.zeros((n, bond_feature_dim()), dtype=np.float32)
     if n == 0:

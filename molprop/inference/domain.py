@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rdkit import DataStructs
 from rdkit.Chem import rdFingerprintGenerator
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
@@ -46,9 +45,7 @@ def fingerprint_bits(smiles: Sequence[str], radius: int = RADIUS, n_bits: int = 
             mol = parse_smiles(smi)
         except Exception:  # invalid (or not even encodable) input: no bits, similarity 0
             continue
-        bits = np.zeros(n_bits, dtype=np.uint8)
-        DataStructs.ConvertToNumpyArray(generator.GetFingerprint(mol), bits)
-        out[i] = np.packbits(bits)
+        out[i] = np.packbits(generator.GetFingerprintAsNumPy(mol))
     return out
 
 
