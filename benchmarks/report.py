@@ -261,6 +261,40 @@ def service_section(res: dict | None) -> list[str]:
     return lines + [""]
 
 
+def hotspots_section(res: dict | None) -> list[str]:
+    if not res:
+        return ["## 6. Profiles\n", "Not run (`python -m benchmarks.hotspots`).\n"]
+    lines = ["## 6. Profiles: where the time goes (`python -m benchmarks.hotspots`)\n",
+             f"torch.profiler, 1 thread, freshly initialised weights, measured "
+             f"{res['machine']['time_utc']} UTC (1-min load {res['machine']['load_avg_1_5_15'][0]}). "
+             f"Reference fp32 `addmm` (2240 × 128 × 256) in the same process: "
+             f"{res['reference_addmm_gflops']} GFLOP/s at the start, "
+             f"{res['reference_addmm_gflops_end']} at the end.\n",
+             "| profile | ms / step or ms / molecule | matrix products GFLOP/s | real tokens / "
+             "padded slots | shares of self CPU time |", "|---|---|---|---|---|"]  # fmt: skip
+
+    def shares(cats: dict) -> str:
+        return "; ".join(f"{k} {v:.0%}" for k, v in cats.items() if v >= 0.01)
+
+    for preset, t in res["train"].items():
+        lines.append(f"| training step, {preset} (batch {t['batch_size']}, {t['steps']} steps, "
+                     f"Lipophilicity) | {t['ms_per_step_profiled']} ms / step | {t['matmul_gflops']} | "
+                     f"{t['real_token_share']:.1%} | {shares(t['categories'])} |")  # fmt: skip
+    pred = res["predict"]
+    for preset, m in pred["models"].items():
+        lines.append(f"| prediction forward, {preset} (batch 256, size-sorted) | "
+                     f"{m['model_ms_per_mol']} ms / molecule | {m['matmul_gflops']} | – | "
+                     f"{shares(m['categories'])} |")  # fmt: skip
+    lines += ["", f"Prediction stages on {pred['n_molecules']} HIV SMILES (mean "
+              f"{pred['mean_edge_tokens']} edge tokens): RDKit parse + featurisation "
+              f"{pred['featurise_ms_per_mol']} ms / molecule, applicability-domain check "
+              f"{pred['domain_ms_per_mol']} ms / molecule, model forward as above.\n",
+              "Top operators, training step of the default ESA: " + ", ".join(
+                  f"`{o['op']}` {o['share']:.0%}" for o in res["train"].get("default", {}).get("top_ops", [])[:8]
+              ) + ".\n"]  # fmt: skip
+    return lines
+
+
 def machine_section() -> list[str]:
     facts = None
     for name in ("accuracy", "throughput", "train_cost", "mask_scaling", "service_load"):
@@ -294,6 +328,7 @@ def main() -> int:
     lines += throughput_section(load_result("throughput"))
     lines += mask_section(merged_mask_results())
     lines += service_section(load_result("service_load"))
+    lines += hotspots_section(load_result("hotspots"))
     (BENCH / "RESULTS.md").write_text("\n".join(lines) + "\n")
     return 0
 

@@ -3,7 +3,7 @@
 Default = the full accuracy grid (5 datasets x 3 seeds x 4 models, 30 epochs, patience 10,
 ``--jobs`` runs at once: about 2.5 hours on 2 idle cores); ``--quick`` = ESOL and FreeSolv,
 seed 0. Steps: accuracy, throughput (needs the accuracy ESOL seed-0 models), train_cost,
-mask_scaling, service_load, report.
+mask_scaling, service_load, hotspots (profiles), report.
 """
 
 from __future__ import annotations
@@ -11,7 +11,15 @@ from __future__ import annotations
 import argparse
 import os
 
-from benchmarks import accuracy, mask_scaling, report, service_load, throughput, train_cost
+from benchmarks import (
+    accuracy,
+    hotspots,
+    mask_scaling,
+    report,
+    service_load,
+    throughput,
+    train_cost,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         "train_cost": lambda: train_cost.main([]),
         "mask_scaling": lambda: mask_scaling.main(["--budget-gb", str(args.mask_budget_gb)]),
         "service_load": lambda: service_load.main([]),
+        "hotspots": lambda: hotspots.main([]),
     }  # fmt: skip
     for name, step in steps.items():
         if name not in args.skip:
