@@ -51,7 +51,10 @@ class GraphDataset(Dataset):
 class SizeBucketBatchSampler(Sampler[list[int]]):
     """Batches of similar-size graphs.
 
-    ``shuffle=False``: indices sorted by size, cut into batches (deterministic).
+    ``shuffle=False``: indices sorted by size, cut into batches (deterministic). With
+    ``max_tokens`` a batch also ends before its molecule count times its largest size would
+    exceed ``max_tokens`` (token-budget batching for inference; a molecule larger than the
+    budget forms a batch of its own).
     ``shuffle=True``: each epoch, a random permutation is cut into pools of
     ``pool_batches * batch_size``; each pool is sorted by size and cut into batches; the batch
     order is shuffled. Seeded by ``seed + epoch``.
@@ -72,8 +75,12 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
         pool_batches: int = 16,
         num_replicas: int = 1,
         rank: int = 0,
+        max_tokens: int | None = None,
     ) -> None:
+        if max_tokens is not None and (shuffle or max_tokens < 1):
+            raise ValueError("max_tokens needs shuffle=False and a positive budget")
         self.sizes = np.asarray(sizes)
+        self.max_tokens = max_tokens
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.seed = seed
@@ -91,10 +98,26 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
         return batch[self.rank :: self.num_replicas] or batch[:1]
 
     def __len__(self) -> int:
+        if self.max_tokens is not None:
+            return len(self._cut(np.argsort(self.sizes, kind="stable")))
         return int(np.ceil(len(self.sizes) / self.batch_size))
 
     def _cut(self, order: np.ndarray) -> list[list[int]]:
-        return [order[i : i + self.batch_size].tolist() for i in range(0, len(order), self.batch_size)]
+        if self.max_tokens is None:
+            step = self.batch_size
+            return [order[i : i + step].tolist() for i in range(0, len(order), step)]
+        batches: list[list[int]] = []
+        current: list[int] = []
+        widest = 0
+        for i in order.tolist():
+            size = max(1, int(self.sizes[i]))
+            full = len(current) == self.batch_size
+            if current and (full or (len(current) + 1) * max(widest, size) > self.max_tokens):
+                batches.append(current)
+                current, widest = [], 0
+            current.append(i)
+            widest = max(widest, size)
+        return batches + [current] if current else batches
 
     def __iter__(self) -> Iterator[list[int]]:
         if not self.shuffle:

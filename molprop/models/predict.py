@@ -13,6 +13,13 @@ from molprop.featurize.molgraph import MolGraph
 from molprop.models.config import TaskConfig
 from molprop.models.model import MolPropModel
 
+#: Token budget of one forward pass on a CPU (molecules x largest size, sizes = edges + nodes;
+#: ``batch_size`` still caps the molecule count). Measured (``benchmarks.hotspots``-style,
+#: 3,000 HIV molecules, 1 thread): batches of 256 molecules ran 1.3-1.8x slower per molecule than
+#: batches capped at ~4k tokens (large freshly allocated activations cost page faults and fall
+#: out of cache); 2k-8k performed alike. GPUs keep whole batches (None).
+CPU_MAX_TOKENS = 4096
+
 
 def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -30,7 +37,10 @@ def forward_members(
     """-> (n_members, n_graphs, n_tasks) raw outputs (or embeddings if ``embed``), in input order."""
     device = device or default_device()
     dataset = GraphDataset(graphs, extra=extra)
-    sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=False)
+    max_tokens = CPU_MAX_TOKENS if device.type == "cpu" else None
+    sampler = SizeBucketBatchSampler(
+        dataset.sizes(), batch_size, shuffle=False, max_tokens=max_tokens
+    )
     outputs: list[np.ndarray] = []
     for model in members:
         model.to(device).eval()

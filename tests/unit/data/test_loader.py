@@ -42,3 +42,32 @@ def test_collate_offsets_targets_and_masks():
     assert batch.y[0, 1].item() == 0.0
     ds = GraphDataset(graphs, y)
     assert ds.sizes().tolist() == [3 + 4, 1, 6 + 12]
+
+
+def test_token_budget_batches_respect_budget_and_cap_and_cover_everything():
+    sizes = np.random.default_rng(2).integers(1, 400, 2000)
+    sizes[7] = 9000  # larger than the budget: a batch of its own
+    sampler = SizeBucketBatchSampler(sizes, 256, shuffle=False, max_tokens=4096)
+    batches = list(sampler)
+    assert len(batches) == len(sampler)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(2000))
+    assert [7] in batches
+    for b in batches:
+        assert len(b) <= 256
+        assert len(b) == 1 or len(b) * sizes[b].max() <= 4096
+    # greedy: no batch could have taken the next molecule without breaking budget or cap
+    for b, nxt in zip(batches, batches[1:], strict=False):
+        grown = b + nxt[:1]
+        assert len(grown) > 256 or len(grown) * sizes[grown].max() > 4096
+    # small molecules share a batch in large numbers, large ones in few
+    assert len(batches[0]) > 10 * len(batches[-2])
+    # tiny molecules stop at the molecule cap
+    tiny = list(SizeBucketBatchSampler(np.full(600, 2), 256, shuffle=False, max_tokens=4096))
+    assert [len(b) for b in tiny] == [256, 256, 88]
+
+
+def test_token_budget_is_for_inference_only():
+    import pytest
+
+    with pytest.raises(ValueError, match="shuffle=False"):
+        SizeBucketBatchSampler(np.ones(10), 4, shuffle=True, max_tokens=100)
