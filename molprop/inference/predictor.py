@@ -136,7 +136,8 @@ class Predictor:
 
     def predict(self, smiles: Sequence[str] | str, batch_size: int = 256) -> pd.DataFrame:
         """SMILES -> DataFrame with ``smiles``, one column per target, ``<target>_std`` for
-        ensembles, ``status`` and ``error``; row i is input i."""
+        ensembles, ``status`` and ``error``; row i is input i. ``batch_size`` caps the molecules
+        per forward pass (on a CPU a pass also stops at ``models.predict.CPU_MAX_TOKENS``)."""
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         out = self.predict_graphs(self.featurize(smiles), batch_size=batch_size)
         out.insert(0, "smiles", smiles)
