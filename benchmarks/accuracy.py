@@ -175,11 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="OMP threads per run")
     p.add_argument("--rerun", action="store_true", help="ignore finished runs in accuracy.json")
     p.add_argument("--jobs", type=int, default=1, help="runs at once (each its own process)")
+    p.add_argument("--result-name", default="accuracy",
+                   help="results/<name>.json (another name keeps extra runs, e.g. more seeds, "
+                        "out of the grid that RESULTS.md reports)")  # fmt: skip
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.all:
         args.datasets, args.seeds = list(DATASETS), [0, 1, 2]
-    previous = load_result("accuracy") or {}
+    previous = load_result(args.result_name) or {}
     runs = [] if args.rerun else previous.get("runs", [])
     settings = {"epochs": args.epochs, "patience": args.patience, "threads": args.threads}
     if runs and previous.get("settings") != settings:
@@ -202,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                  result["wall_seconds"])
         with lock:
             runs.append(result)
-            save_result("accuracy", {"settings": settings, "molprop_defaults": molprop_defaults(),
+            save_result(args.result_name, {"settings": settings, "molprop_defaults": molprop_defaults(),
                                      "runs": runs, "summary": summarise(runs)})  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

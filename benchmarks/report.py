@@ -82,6 +82,42 @@ def accuracy_section(res: dict | None) -> tuple[list[str], dict]:
     return lines, wins
 
 
+def extra_seeds_section(grid: dict | None, extra: dict | None) -> list[str]:
+    """More seeds on some datasets (``accuracy --result-name accuracy_extra_seeds``), pooled with
+    the grid's seeds of the same models: per-seed headline metric, mean, seed pairs won."""
+    if not grid or not extra or not extra.get("runs"):
+        return []
+    if extra.get("settings") != grid.get("settings"):
+        return ["## 1b. Extra seeds\n", "Skipped: made with other settings than the grid.\n"]
+    models = sorted({r["model"] for r in extra["runs"]}, key=list(MODEL_NAMES).index)
+    lines = ["## 1b. Extra seeds on the contested datasets (`python -m benchmarks.accuracy "
+             "--result-name accuracy_extra_seeds ...`)\n",
+             "Same budget, patience and split procedure as the grid; the grid's seeds and these "
+             "pooled. Headline metric per seed (RMSE lower / MCC higher is better).\n",
+             "| dataset | model | per seed | mean | seeds |", "|---|---|---|---|---|"]  # fmt: skip
+    pairs: list[str] = []
+    for name in DATASETS:
+        if not any(r["dataset"] == name for r in extra["runs"]):
+            continue
+        metric = DATASETS[name].metrics[0]
+        pooled = {m: {r["seed"]: r["test"][metric] for r in grid["runs"] + extra["runs"]
+                      if r["dataset"] == name and r["model"] == m} for m in models}  # fmt: skip
+        for m in models:
+            vals = pooled[m]
+            lines.append(f"| {name} | {MODEL_NAMES[m]} | "
+                         + ", ".join(f"{k}: {v:.3f}" for k, v in sorted(vals.items()))
+                         + f" | {metric.upper()} {sum(vals.values()) / len(vals):.3f} | {len(vals)} |")  # fmt: skip
+        if len(models) == 2:
+            a, b = models
+            common = sorted(set(pooled[a]) & set(pooled[b]))
+            won = sum((pooled[a][k] > pooled[b][k]) == (metric in HIGHER_BETTER) for k in common)
+            pairs.append(f"{name} {won} of {len(common)}")
+    if pairs:
+        lines += ["", f"Seed pairs won by {MODEL_NAMES[models[0]]} over {MODEL_NAMES[models[1]]}: "
+                  + ", ".join(pairs) + ".\n"]  # fmt: skip
+    return lines + [""]
+
+
 def matched_better(runs: list[dict], model: str, other: str, metric: str) -> bool | None:
     """Is ``model``'s mean ``metric`` better than ``other``'s over the seeds both ran? (None if
     they share no seed.) Matching matters: GIN/PNA ran fewer seeds than ESA and chemprop."""
@@ -324,6 +360,7 @@ def main() -> int:
     if notes.exists():
         lines += [notes.read_text(), ""]
     lines += acc
+    lines += extra_seeds_section(load_result("accuracy"), load_result("accuracy_extra_seeds"))
     lines += train_cost_section(load_result("train_cost"))
     lines += throughput_section(load_result("throughput"))
     lines += mask_section(merged_mask_results())
