@@ -37,7 +37,7 @@ from molprop.data.loader import GraphDataset, SizeBucketBatchSampler
 from molprop.data.table import featurize_rows
 from molprop.featurize.graph2d import Graph2DFeaturizer
 from molprop.inference.domain import ApplicabilityDomain
-from molprop.models.config import PRESETS, ModelConfig
+from molprop.models.config import PRESETS, ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.models.predict import forward_members
 from molprop.nn.heads import masked_loss
@@ -113,11 +113,11 @@ def real_token_share(dataset: GraphDataset, batches: list[list[int]]) -> float:
 
 def profile_training(graphs, targets, preset: str, steps: int, seed: int = 0) -> dict:
     torch.manual_seed(seed)
-    train = PRESETS[preset]["train"]
-    batch_size = train.get("batch_size", 32)
+    train = TrainConfig(**PRESETS[preset]["train"])  # what `molprop train --preset` uses
+    batch_size = train.batch_size
     cfg = model_config(preset, graphs[0].x.shape[1], graphs[0].edge_attr.shape[1])
     model = MolPropModel(cfg).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=train.get("lr", 1e-4), weight_decay=1e-2)
+    opt = torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
     ema = [torch.zeros_like(p) for p in model.parameters()]
     dataset = GraphDataset(graphs, targets)
     sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=True, seed=seed)
@@ -128,7 +128,7 @@ def profile_training(graphs, targets, preset: str, steps: int, seed: int = 0) ->
         loss = masked_loss(model(batch).float(), batch.y, batch.y_mask, "regression")
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), train.grad_clip)
         opt.step()
         with torch.no_grad():
             torch._foreach_mul_(ema, 0.99)

@@ -38,19 +38,19 @@ def forward_members(
     device = device or default_device()
     dataset = GraphDataset(graphs, extra=extra)
     max_tokens = CPU_MAX_TOKENS if device.type == "cpu" else None
-    sampler = SizeBucketBatchSampler(
-        dataset.sizes(), batch_size, shuffle=False, max_tokens=max_tokens
-    )
+    batches = list(SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=False,
+                                          max_tokens=max_tokens))  # fmt: skip
     outputs: list[np.ndarray] = []
     for model in members:
         model.to(device).eval()
         dim = model.embedding_dim if embed else model.config.n_tasks
-        out = np.zeros((len(graphs), dim), dtype=np.float64)
-        for idx in sampler:
-            batch = dataset.collate(idx).to(device)
+        outputs.append(np.zeros((len(graphs), dim), dtype=np.float64))
+    for idx in batches:  # each batch collated once, then run through every member
+        batch = dataset.collate(idx).to(device)
+        rows = np.asarray(idx)
+        for model, out in zip(members, outputs, strict=True):
             res = model.embed(batch) if embed else model(batch)
-            out[np.asarray(idx)] = res.float().cpu().numpy()
-        outputs.append(out)
+            out[rows] = res.float().cpu().numpy()
     return np.stack(outputs) if outputs else np.zeros((0, len(graphs), 0))
 
 
