@@ -3,22 +3,26 @@
     MOLPROP_MODEL_DIR=pretrained uvicorn api.main:app --host 127.0.0.1 --port 8000
 
 Models are loaded once, in the lifespan, before the server accepts requests; inference runs in
-a thread pool so the event loop never blocks on a model.
+worker threads (:mod:`api.scheduler`) so the event loop never blocks on a model. Invalid
+settings (e.g. ``MOLPROP_API_KEY`` set but empty) stop the process at start-up with the reason.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
+from api.errors import validation_error
 from api.limits import BodySizeLimit
 from api.registry import load_models
 from api.routes import health_router, v1
+from api.scheduler import Lane
 from api.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -30,15 +34,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.executor = ThreadPoolExecutor(settings.inference_workers,
-                                                thread_name_prefix="molprop-inference")  # fmt: skip
+        app.state.lanes = {
+            "small": Lane("small", 1, settings.max_queue),
+            "large": Lane("large", settings.inference_workers, settings.max_queue),
+        }
         app.state.models = load_models(settings.model_dir)
         if not app.state.models:
             log.error("no model loaded from %s", settings.model_dir)
         try:
             yield
         finally:
-            app.state.executor.shutdown(wait=True)
+            for lane in app.state.lanes.values():
+                lane.shutdown()
             app.state.models = None
 
     app = FastAPI(
@@ -53,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.include_router(health_router)
     app.include_router(v1)
+    app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # pragma: no cover
@@ -62,4 +70,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-app = create_app()
+def create_app_from_environment() -> FastAPI:
+    """``create_app()`` with the ``MOLPROP_*`` environment; invalid settings end the process
+    (exit status 1) with the reason, never the values (the API key is a secret)."""
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        reasons = "\n".join(f"  {'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}"
+                            for e in exc.errors(include_input=False))  # fmt: skip
+        raise SystemExit(f"molprop service not started: invalid settings\n{reasons}") from None
+    return create_app(settings)
+
+
+app = create_app_from_environment()

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import math
 import secrets
+import time
 from typing import Annotated
 
 import pandas as pd
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 from fastapi.security import APIKeyHeader
+from starlette.concurrency import run_in_threadpool
 
+from api.budget import predictor_costs
+from api.errors import StrictJSONRoute, safe_text
 from api.registry import ServedModel
+from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.schemas import (
     ErrorBody,
     Health,
@@ -23,13 +28,12 @@ from api.schemas import (
 )  # fmt: skip
 from api.settings import Settings
 
+log = logging.getLogger(__name__)
+
 STATUS_OK, STATUS_INVALID = "ok", "invalid_input"
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
-
-
-def safe_text(text: str) -> str:
-    """``text`` with anything JSON/UTF-8 cannot carry (lone surrogates) escaped."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+#: not an HTTP status a client sees (it has gone); logged like nginx's "client closed request"
+CLIENT_CLOSED = 499
 
 
 def encodable(text: str) -> bool:
@@ -80,7 +84,7 @@ def summary(model: ServedModel) -> dict:
 
 health_router = APIRouter(tags=["service"])
 v1 = APIRouter(prefix="/v1", tags=["models"], dependencies=[Depends(require_api_key)],
-               responses={401: {"model": ErrorBody}})  # fmt: skip
+               responses={401: {"model": ErrorBody}}, route_class=StrictJSONRoute)  # fmt: skip
 
 
 @health_router.get("/health", response_model=Health, responses={503: {"model": ErrorBody}})
@@ -109,9 +113,10 @@ def _optional(value: object) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def build_results(body: PredictRequest, model: ServedModel, rejected: set[int],
-                  frame: pd.DataFrame, limit: int) -> list[PredictionResult]:  # fmt: skip
-    """One result per input row, in input order. ``frame`` holds the rows not in ``rejected``."""
+def build_results(body: PredictRequest, model: ServedModel, rejected: dict[int, str],
+                  frame: pd.DataFrame) -> list[PredictionResult]:  # fmt: skip
+    """One result per input row, in input order. ``rejected`` maps the rows refused before the
+    model to their reason; ``frame`` holds the other rows, in order."""
     target = model.target
     rows = iter(frame.to_dict("records"))
     results = []
@@ -120,10 +125,8 @@ def build_results(body: PredictRequest, model: ServedModel, rejected: set[int],
         ident = safe_text(ident) if isinstance(ident, str) else ident
         common = {"index": i, "id": ident, "smiles": safe_text(smi)}
         if i in rejected:
-            reason = (f"SMILES too long ({len(smi)} > {limit} characters)" if len(smi) > limit
-                      else "SMILES contains characters that are not valid Unicode")  # fmt: skip
             results.append(PredictionResult(**common, value=None, status=STATUS_INVALID,
-                                            error=reason))  # fmt: skip
+                                            error=rejected[i]))  # fmt: skip
             continue
         row = next(rows)
         if row["status"] != STATUS_OK:
@@ -140,29 +143,89 @@ def build_results(body: PredictRequest, model: ServedModel, rejected: set[int],
     return results
 
 
+def screen_rows(
+    smiles: list[str], model: ServedModel, settings: Settings
+) -> tuple[dict[int, str], int]:
+    """Rows refused before the model (too long, not Unicode, too many heavy atoms) with their
+    reason, and the attention tokens of the others (see :mod:`api.budget`). Runs in a thread."""
+    limit = settings.max_smiles_length
+    rejected: dict[int, str] = {}
+    for i, smi in enumerate(smiles):
+        if len(smi) > limit:
+            rejected[i] = (f"SMILES too long ({len(smi)} > {limit} characters, "
+                           "MOLPROP_MAX_SMILES_LENGTH)")  # fmt: skip
+        elif not encodable(smi):
+            rejected[i] = "SMILES contains characters that are not valid Unicode"
+    todo = [i for i in range(len(smiles)) if i not in rejected]
+    tokens = 0
+    for i, cost in zip(todo, predictor_costs([smiles[i] for i in todo], model.predictor)):
+        if cost.heavy_atoms > settings.max_heavy_atoms:
+            rejected[i] = (f"molecule has {cost.heavy_atoms} heavy atoms; the limit is "
+                           f"{settings.max_heavy_atoms} per molecule (MOLPROP_MAX_HEAVY_ATOMS)")  # fmt: skip
+        else:
+            tokens += cost.tokens
+    return rejected, tokens
+
+
+def _stopped(exc: JobStopped, settings: Settings) -> HTTPException:
+    if exc.reason == "disconnected":
+        log.info("client disconnected: prediction stopped")
+        return HTTPException(CLIENT_CLOSED, "client closed the connection; prediction stopped")
+    return HTTPException(status.HTTP_504_GATEWAY_TIMEOUT,
+                         f"the request did not finish within {settings.request_timeout_s:g} s of its "
+                         "arrival (MOLPROP_REQUEST_TIMEOUT_S, queueing included); its work was "
+                         "stopped: send fewer or smaller molecules, or retry later")  # fmt: skip
+
+
 @v1.post("/predict", response_model=PredictResponse,
-         responses={404: {"model": ErrorBody}, 413: {"model": ErrorBody}})  # fmt: skip
+         responses={404: {"model": ErrorBody}, 413: {"model": ErrorBody},
+                    503: {"model": ErrorBody}, 504: {"model": ErrorBody}})  # fmt: skip
 async def predict(
     body: PredictRequest,
     request: Request,
+    response: Response,
     settings: Annotated[Settings, Depends(get_settings)],
     models: Annotated[dict[str, ServedModel], Depends(get_models)],
 ) -> PredictResponse:
     """SMILES -> one result per input row (same order) with value, uncertainty, in_domain,
-    status (ok / invalid_input / error) and error. Inference runs in a worker thread."""
+    status (ok / invalid_input / error) and error. Limits (413, per-row invalid_input, 503 when
+    the queue is full, 504 past the deadline): see the service settings. Inference runs in a
+    worker thread; the ``Server-Timing`` header gives its queue wait and run time."""
+    arrival = time.monotonic()
     model = find_model(body.model, models)
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
                             f"{len(body.smiles)} SMILES in one request; the limit is "
                             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request")  # fmt: skip
-    limit = settings.max_smiles_length
-    rejected = {i for i, s in enumerate(body.smiles) if len(s) > limit or not encodable(s)}
+    rejected, tokens = await run_in_threadpool(screen_rows, body.smiles, model, settings)
+    if tokens > settings.max_request_tokens:
+        raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                            f"the request has {tokens} attention tokens "
+                            f"({model.predictor.config.model.token_kind.upper()} tokens summed over "
+                            f"its molecules); the limit is {settings.max_request_tokens} "
+                            "(MOLPROP_MAX_REQUEST_TOKENS): split the request")  # fmt: skip
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
     if batch:
-        loop = asyncio.get_running_loop()
-        frame = await loop.run_in_executor(request.app.state.executor,
-                                           model.predictor.predict, batch)  # fmt: skip
-    results = build_results(body, model, rejected, frame, limit)
+        lanes: dict[str, Lane] = request.app.state.lanes
+        lane = lanes["small" if tokens <= settings.small_request_tokens else "large"]
+        job = Job(deadline=arrival + settings.request_timeout_s)
+
+        def work() -> pd.DataFrame:
+            return model.predictor.predict(batch, max_smiles_length=settings.max_smiles_length,
+                                           should_stop=job.should_stop)  # fmt: skip
+
+        try:
+            frame = await run_job(lane, work, job, request)
+        except QueueFull as exc:
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
+                                f"the inference queue is full ({exc.waiting} requests waiting for "
+                                f"the {exc.lane} workers; MOLPROP_MAX_QUEUE={exc.max_queue}): retry "
+                                f"after {exc.retry_after} s",
+                                headers={"Retry-After": str(exc.retry_after)}) from None  # fmt: skip
+        except JobStopped as exc:
+            raise _stopped(exc, settings) from None
+        response.headers["Server-Timing"] = job.server_timing()
+    results = build_results(body, model, rejected, frame)
     return PredictResponse(model=model.name, version=model.version, unit=model.unit,
                            results=results)  # fmt: skip

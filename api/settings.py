@@ -4,21 +4,92 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_PRETRAINED = Path(__file__).resolve().parents[1] / "pretrained"
 
+#: bytes a request needs besides its SMILES (JSON keys, model name, brackets)
+_BODY_OVERHEAD = 1024
+
 
 class Settings(BaseSettings):
-    """Environment: ``MOLPROP_MODEL_DIR``, ``MOLPROP_MAX_BATCH``, ``MOLPROP_API_KEY``,
-    ``MOLPROP_MAX_BODY_BYTES``, ``MOLPROP_MAX_SMILES_LENGTH``, ``MOLPROP_INFERENCE_WORKERS``."""
+    """Environment variables (``MOLPROP_<FIELD>``; defaults in brackets):
+
+    - ``MOLPROP_MODEL_DIR`` [``pretrained/``]: model artifacts, one per sub-directory.
+    - ``MOLPROP_API_KEY`` [unset]: if set, ``/v1/*`` need a matching ``X-API-Key`` header. Set
+      but empty, whitespace-only, or with leading/trailing whitespace (which no HTTP header can
+      carry): the service refuses to start; unset the variable to serve without a key.
+    - ``MOLPROP_MAX_BATCH`` [1000]: most SMILES per request (more: 413).
+    - ``MOLPROP_MAX_BODY_BYTES`` [2000000]: larger request bodies: 413. Must hold one SMILES of
+      ``MOLPROP_MAX_SMILES_LENGTH`` characters (checked at start-up).
+    - ``MOLPROP_MAX_SMILES_LENGTH`` [1000]: longer SMILES are per-row ``invalid_input``; it also
+      replaces the library's own limit, so raising it admits longer SMILES.
+    - ``MOLPROP_MAX_HEAVY_ATOMS`` [200]: molecules with more heavy atoms are per-row
+      ``invalid_input`` (attention cost grows with the square of a molecule's tokens).
+    - ``MOLPROP_MAX_REQUEST_TOKENS`` [64000]: most attention tokens in one request, summed over
+      its molecules (ESA: 2 per bond, NSA: 1 per heavy atom; counted by a cheap RDKit parse);
+      more: 413. Bounds the work of one request (``benchmarks/service_budget.py``).
+    - ``MOLPROP_SMALL_REQUEST_TOKENS`` [2000]: requests of at most this many tokens run on a
+      worker of their own, so a short request never waits behind large ones.
+    - ``MOLPROP_INFERENCE_WORKERS`` [2]: threads running the larger requests.
+    - ``MOLPROP_MAX_QUEUE`` [16]: requests that may wait for a worker, per lane (small / large);
+      beyond that: 503 with ``Retry-After``.
+    - ``MOLPROP_REQUEST_TIMEOUT_S`` [30]: deadline of a request from its arrival (queueing
+      included); past it the work stops (between batches) and the answer is 504. A client that
+      disconnects has its work stopped the same way.
+    """
 
     model_config = SettingsConfigDict(env_prefix="MOLPROP_", protected_namespaces=())
 
-    model_dir: Path = Field(REPO_PRETRAINED, description="directory of model artifacts (one per sub-directory)")
+    model_dir: Path = Field(
+        REPO_PRETRAINED, description="directory of model artifacts (one per sub-directory)"
+    )
     max_batch: int = Field(1000, ge=1, description="most SMILES per request (more: 413)")
-    api_key: SecretStr | None = Field(None, description="if set, /v1/* require a matching X-API-Key")
+    api_key: SecretStr | None = Field(
+        None, description="if set, /v1/* require a matching X-API-Key"
+    )
     max_body_bytes: int = Field(2_000_000, ge=1024, description="request bodies above this: 413")
-    max_smiles_length: int = Field(1000, ge=1, description="longer SMILES are per-row invalid_input")
-    inference_workers: int = Field(2, ge=1, description="threads running model inference")
+    max_smiles_length: int = Field(
+        1000, ge=1, description="longer SMILES are per-row invalid_input"
+    )
+    max_heavy_atoms: int = Field(
+        200, ge=1, description="larger molecules are per-row invalid_input"
+    )
+    max_request_tokens: int = Field(
+        64_000, ge=1, description="most attention tokens per request (more: 413)"
+    )
+    small_request_tokens: int = Field(
+        2000, ge=1, description="requests up to this many tokens have their own worker"
+    )
+    inference_workers: int = Field(2, ge=1, description="threads running the larger requests")
+    max_queue: int = Field(
+        16, ge=0, description="requests waiting for a worker, per lane (more: 503)"
+    )
+    request_timeout_s: float = Field(
+        30.0, gt=0, description="deadline from arrival (then 504, work stopped)"
+    )
+
+    @field_validator("api_key")
+    @classmethod
+    def _usable_key(cls, key: SecretStr | None) -> SecretStr | None:
+        if key is None:
+            return None
+        value = key.get_secret_value()
+        if not value.strip():
+            raise ValueError("MOLPROP_API_KEY is set but empty (or only whitespace); an empty key "
+                             "does not turn authentication off: set a key, or unset "
+                             "MOLPROP_API_KEY to serve without one")  # fmt: skip
+        if value != value.strip():
+            raise ValueError("MOLPROP_API_KEY starts or ends with whitespace, which an X-API-Key "
+                             "header cannot carry (HTTP strips it): remove the whitespace")  # fmt: skip
+        return key
+
+    @model_validator(mode="after")
+    def _body_holds_a_smiles(self) -> Settings:
+        need = self.max_smiles_length + _BODY_OVERHEAD
+        if self.max_body_bytes < need:
+            raise ValueError(f"MOLPROP_MAX_BODY_BYTES={self.max_body_bytes} cannot carry one SMILES "
+                             f"of MOLPROP_MAX_SMILES_LENGTH={self.max_smiles_length} characters: "
+                             f"set MOLPROP_MAX_BODY_BYTES to at least {need}")  # fmt: skip
+        return self

@@ -24,3 +24,11 @@ class ArtifactError(MolpropError):
 
 class DataError(MolpropError, ValueError):
     """A data file is malformed (missing column, no valid rows, ...)."""
+
+
+class PredictionCancelled(BaseException):
+    """Prediction stopped because the caller asked (deadline passed, client gone).
+
+    A ``BaseException``, like ``asyncio.CancelledError``: the ``except Exception`` blocks that
+    turn a failing row or batch into a per-row error must not swallow it.
+    """

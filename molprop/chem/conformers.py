@@ -2,11 +2,25 @@
 
 A molecule that cannot be embedded raises :class:`InvalidInputError` naming the SMILES and the
 reason (never a crash), so table readers and the predictor report it per row.
+
+Limits (ETKDG's cost grows steeply with size; a 300-atom macrocycle does not finish), read from
+the environment at each call:
+
+* ``MOLPROP_CONFORMER_MAX_ATOMS`` (default 200): molecules with more heavy atoms are rejected
+  before embedding, as ``invalid_input`` naming the limit.
+* ``MOLPROP_CONFORMER_TIMEOUT`` (default 10, whole seconds, ``0`` = no limit): time allowed for
+  the embedding attempts of one molecule together, enforced by RDKit's own
+  ``EmbedParameters.timeout`` (checked between RDKit's iterations, so a run may overshoot by a
+  few seconds, measured up to ~4 s at 200-300 heavy atoms). Over it: ``invalid_input`` naming
+  the limit. MMFF relaxation is bounded separately by its iteration cap (500).
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,9 +28,13 @@ from rdkit import Chem
 from rdkit.Chem import AllChem
 
 from molprop.chem.smiles import parse_smiles
-from molprop.errors import InvalidInputError
+from molprop.errors import ConfigError, InvalidInputError
 
 log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ATOMS = 200
+DEFAULT_TIMEOUT_S = 10
+MMFF_MAX_ITERS = 500
 
 
 @dataclass(frozen=True)
@@ -26,6 +44,27 @@ class Conformer:
     numbers: np.ndarray
     pos: np.ndarray
     mol: Chem.Mol
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < 0:
+        raise ConfigError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def conformer_limits() -> tuple[int, int]:
+    """-> (max heavy atoms, timeout in whole seconds; 0 = none) from the environment."""
+    max_atoms = _env_int("MOLPROP_CONFORMER_MAX_ATOMS", DEFAULT_MAX_ATOMS)
+    if max_atoms < 1:
+        raise ConfigError("MOLPROP_CONFORMER_MAX_ATOMS must be >= 1")
+    return max_atoms, _env_int("MOLPROP_CONFORMER_TIMEOUT", DEFAULT_TIMEOUT_S)
 
 
 def embed_molecule(
@@ -39,26 +78,51 @@ def embed_molecule(
     """SMILES -> explicit-H molecule with one ETKDGv3 conformer (MMFF-relaxed when possible).
 
     ``max_attempts`` embeddings are tried (seeds ``seed``, ``seed + 1``, ...), the second with
-    random initial coordinates. MMFF relaxation is skipped (with a debug log) for molecules MMFF
-    has no parameters for. ``include_h=False`` drops the hydrogens after embedding.
+    random initial coordinates, all within ``MOLPROP_CONFORMER_TIMEOUT`` seconds; molecules
+    over ``MOLPROP_CONFORMER_MAX_ATOMS`` heavy atoms are rejected (module docstring). MMFF
+    relaxation is skipped (with a debug log) for molecules MMFF has no parameters for.
+    ``include_h=False`` drops the hydrogens after embedding.
     """
-    mol = Chem.AddHs(parse_smiles(smiles))
+    max_atoms, timeout = conformer_limits()
+    heavy = parse_smiles(smiles)
+    if heavy.GetNumHeavyAtoms() > max_atoms:
+        raise InvalidInputError(
+            f"SMILES {smiles!r}: {heavy.GetNumHeavyAtoms()} heavy atoms, more than the "
+            f"{max_atoms} allowed for 3D embedding (MOLPROP_CONFORMER_MAX_ATOMS)"
+        )
+    mol = Chem.AddHs(heavy)
     status = -1
+    deadline = time.monotonic() + timeout if timeout else None
+    timed_out = False
     for attempt in range(max_attempts):
         params = AllChem.ETKDGv3()
         params.randomSeed = int(seed) + attempt
         params.useRandomCoords = attempt > 0
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            params.timeout = max(1, math.ceil(left))  # RDKit takes whole seconds
         status = AllChem.EmbedMolecule(mol, params)
         if status == 0:
             break
+        timed_out = deadline is not None and time.monotonic() >= deadline
+        if timed_out:
+            break
     if status != 0 or mol.GetNumConformers() == 0:
+        if timed_out:
+            raise InvalidInputError(
+                f"SMILES {smiles!r}: RDKit ETKDGv3 did not embed a 3D conformer within the "
+                f"{timeout} s limit (MOLPROP_CONFORMER_TIMEOUT)"
+            )
         raise InvalidInputError(
             f"SMILES {smiles!r}: RDKit ETKDGv3 could not embed a 3D conformer "
             f"({max_attempts} attempts, seed {seed})"
         )
     if mmff and AllChem.MMFFHasAllMoleculeParams(mol):
         try:
-            AllChem.MMFFOptimizeMolecule(mol, maxIters=500)
+            AllChem.MMFFOptimizeMolecule(mol, maxIters=MMFF_MAX_ITERS)
         except Exception as exc:  # RDKit raises RuntimeError on force-field setup failure
             log.debug("MMFF relaxation skipped for %s: %s", smiles, exc)
     if not include_h:

@@ -1,15 +1,23 @@
 """``molprop predict``: predictions for every row of a CSV / CSV.gz / SMI / SDF, in order, with
 status and error. The input is streamed in chunks and the output written as it goes, so files
 larger than memory work; ``--resume`` continues a partial output; ``--num-workers`` featurises
-in worker processes."""
+in worker processes.
+
+The rows go to ``<output>.partial`` in the output's directory, renamed to ``--output`` when the
+run has finished: an existing output is replaced only by a complete one, and a failed or killed
+run leaves it as it was (``--resume`` continues the ``.partial`` file). ``--output`` may not be
+the input file. Every input line is a row (blank lines: ``invalid_input``); a CSV row whose
+field count differs from the header's stops the run with its line number."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+from pathlib import Path
 
 log = logging.getLogger(__name__)
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 
 
 def add_parser(sub, name: str) -> None:
@@ -18,7 +26,8 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--input", required=True,
                    help="CSV/TSV (optionally .gz) with a SMILES column, SMI or SDF file")  # fmt: skip
     p.add_argument("--smiles-column", default="smiles")
-    p.add_argument("--output", required=True, help="CSV to write")
+    p.add_argument("--output", required=True,
+                   help="CSV to write (via <output>.partial, renamed when complete)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=256,
                    help="most molecules per forward pass (default 256); on a CPU a pass also "
                         "stops at 4,096 padded tokens, which is faster")  # fmt: skip
@@ -27,7 +36,8 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--num-workers", type=int, default=0,
                    help="featurisation worker processes (0: in the main process)")  # fmt: skip
     p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run: keep the complete rows of --output")  # fmt: skip
+                   help="continue an interrupted run: keep the complete rows of "
+                        "<output>.partial (or of --output if there is no .partial)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("several processes / machines (Lightning)")
     g.add_argument("--devices", type=int, default=1,
@@ -38,15 +48,27 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(func=run)
 
 
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """True when ``a`` and ``b`` name the same file (links and relative paths resolved)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return Path(a).resolve() == Path(b).resolve()
+
+
 def run(args: argparse.Namespace) -> int:
     from molprop.errors import ConfigError
     from molprop.inference.predictor import Predictor
-    from molprop.inference.streaming import predict_stream
+    from molprop.inference.streaming import commit_output, partial_path, stage_output
 
     if args.chunk_size < 1 or args.num_workers < 0:
         raise ConfigError("--chunk-size must be >= 1 and --num-workers >= 0")
     if args.devices < 1 or args.num_nodes < 1:
         raise ConfigError("--devices and --num-nodes must be >= 1")
+    for target in (args.output, partial_path(args.output)):
+        if same_file(args.input, target):
+            raise ConfigError(f"--output {args.output} would overwrite the input {args.input}; "
+                              "choose another output file")  # fmt: skip
     predictor = Predictor.from_pretrained(args.model)
     reader = getattr(predictor.featurizer, "predict_file", None)
     structure_file = reader is not None and not args.input.endswith((".csv", ".csv.gz"))
@@ -55,31 +77,50 @@ def run(args: argparse.Namespace) -> int:
     if distributed and structure_file:
         raise ConfigError("several processes are supported for SMILES inputs (CSV / SMI / SDF); "
                           "structure files are predicted in one process")  # fmt: skip
+    staged = stage_output(args.output, args.resume)
+    try:
+        counts, n = _predict(args, predictor, staged, reader, structure_file, distributed,
+                             progress)  # fmt: skip
+    except BaseException:
+        if staged.exists():
+            log.warning("%s is unchanged; the rows predicted so far are in %s (--resume "
+                        "continues from them)", args.output, staged)  # fmt: skip
+        raise
+    if n is None:  # not global rank 0: rank 0 merges, renames and reports
+        return 0
+    commit_output(staged, args.output)
+    log.info("wrote %d rows to %s (%s)", n, args.output, counts)
+    print(f"{n} rows written to {args.output}: {counts}")
+    return 0
+
+
+def _predict(args, predictor, staged: Path, reader, structure_file: bool, distributed: bool,
+             progress: bool) -> tuple[dict, int | None]:  # fmt: skip
+    """Predict ``args.input`` into ``staged`` -> (status counts, rows); rows None on the
+    ranks other than 0 of a distributed run."""
+    from molprop.inference.streaming import predict_stream
+
     if distributed:
         from molprop.inference.distributed import predict_distributed
 
         summary = predict_distributed(
-            predictor, args.input, args.output, args.smiles_column,
+            predictor, args.input, staged, args.smiles_column,
             devices=args.devices, num_nodes=args.num_nodes,
             strategy="ddp" if args.strategy == "auto" else args.strategy,
             batch_size=args.batch_size, chunk_size=args.chunk_size,
             num_workers=args.num_workers, resume=args.resume, progress=progress,
         )  # fmt: skip
-        if summary is None:  # not global rank 0: rank 0 merges and reports
-            return 0
-        counts, n = summary.status, summary.rows_total
-    elif structure_file:
+        if summary is None:  # not global rank 0
+            return {}, None
+        return summary.status, summary.rows_total
+    if structure_file:
         out = reader(predictor, args.input, batch_size=args.batch_size)
-        out.to_csv(args.output, index=False)
-        counts = out["status"].value_counts().to_dict()
-        n = len(out)
-    else:
-        summary = predict_stream(
-            predictor, args.input, args.output, args.smiles_column,
-            batch_size=args.batch_size, chunk_size=args.chunk_size,
-            num_workers=args.num_workers, resume=args.resume, progress=progress,
-        )  # fmt: skip
-        counts, n = summary.status, summary.rows_total
-    log.info("wrote %d rows to %s (%s)", n, args.output, counts)
-    print(f"{n} rows written to {args.output}: {counts}")
-    return 0
+        suffix = Path(args.output).suffix.lower()  # compression as pandas infers it
+        out.to_csv(staged, index=False, compression=_COMPRESSION.get(suffix))
+        return out["status"].value_counts().to_dict(), len(out)
+    summary = predict_stream(
+        predictor, args.input, staged, args.smiles_column,
+        batch_size=args.batch_size, chunk_size=args.chunk_size,
+        num_workers=args.num_workers, resume=args.resume, progress=progress,
+    )  # fmt: skip
+    return summary.status, summary.rows_total

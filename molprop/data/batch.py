@@ -19,7 +19,8 @@ class GraphBatch:
         x: (N, node_dim); edge_index: (2, E) global node ids; edge_attr: (E, edge_dim)
         node_graph: (N,) graph of each node; edge_graph: (E,) graph of each edge
         n_nodes, n_edges: (B,) counts; y, y_mask: (B, T) or None
-        pos: (N, 3) or None; edge_vec_shift: (E, 3) or None
+        pos: (N, 3) or None; edge_vec_shift: (E, 3) or None (zeros for the molecules of a batch
+            that also holds periodic graphs)
         extra: (B, A) per-graph features appended before the head (label augmentation) or None
     """
 
@@ -75,8 +76,9 @@ def collate_graphs(
     )
     if all(g.pos is not None for g in graphs):
         batch.pos = torch.from_numpy(np.concatenate([g.pos for g in graphs]).astype(np.float32))
-    if all(g.edge_vec_shift is not None for g in graphs):
-        shifts = np.concatenate([g.edge_vec_shift for g in graphs]).astype(np.float32)
+    if any(g.edge_vec_shift is not None for g in graphs):  # molecules among crystals: zero shifts
+        shifts = np.concatenate([np.zeros((g.n_edges, 3)) if g.edge_vec_shift is None
+                                 else g.edge_vec_shift for g in graphs]).astype(np.float32)  # fmt: skip
         batch.edge_vec_shift = torch.from_numpy(shifts.reshape(-1, 3))
     if targets is not None:
         t = np.asarray(targets, dtype=np.float32).reshape(len(graphs), -1)

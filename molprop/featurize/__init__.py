@@ -23,19 +23,36 @@ class Featurizer(Protocol):
     def from_smiles(self, smiles: str) -> MolGraph: ...
 
 
+#: Version of each featuriser's output, recorded in every artifact's ``config.json``. A model is
+#: only served with the featuriser version it was trained on. History: "2d" 1 -> 2 and "3d"
+#: 1 -> 2: stereo as CIP classes instead of RDKit's atom-order-relative chiral tags, and 3D
+#: conformers embedded from a canonical atom order (same molecule, same features).
+FEATURIZER_VERSIONS: dict[str, int] = {"2d": 2, "3d": 2}
+
+
 @dataclass(frozen=True)
 class FeaturizerConfig:
-    """Which featuriser, and its parameters (JSON round-trippable)."""
+    """Which featuriser, its parameters and its version (JSON round-trippable).
+
+    ``version=None`` means the current version of ``kind``; a config read from JSON without a
+    version is version 1 (artifacts written before versions were recorded).
+    """
 
     kind: str = "2d"
     params: dict[str, Any] = field(default_factory=dict)
+    version: int | None = None
+
+    @property
+    def resolved_version(self) -> int:
+        return self.version if self.version is not None else FEATURIZER_VERSIONS.get(self.kind, 1)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "version": self.resolved_version}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeaturizerConfig:
-        return cls(kind=data.get("kind", "2d"), params=dict(data.get("params", {})))
+        return cls(kind=data.get("kind", "2d"), params=dict(data.get("params", {})),
+                   version=int(data.get("version", 1)))  # fmt: skip
 
 
 _REGISTRY: dict[str, Any] = {"2d": Graph2DFeaturizer}
@@ -58,10 +75,19 @@ def build_featurizer(config: FeaturizerConfig) -> Any:
         raise ConfigError(
             f"unknown featurizer kind {config.kind!r}; choose one of {sorted(_REGISTRY)}"
         )
+    current = FEATURIZER_VERSIONS.get(config.kind, 1)
+    if config.resolved_version != current:
+        raise ConfigError(
+            f"this model was trained with {config.kind!r} featuriser version "
+            f"{config.resolved_version}, but this molprop computes version {current} (version 1 "
+            "used atom-order-dependent stereo features); retrain or fine-tune the model with "
+            "this release"
+        )
     return _REGISTRY[config.kind](**config.params)
 
 
 __all__ = [
+    "FEATURIZER_VERSIONS",
     "MolGraph",
     "Featurizer",
     "FeaturizerConfig",

@@ -1,4 +1,8 @@
-"""RDKit bond features: type, conjugation, ring membership, stereo (one-hot + other)."""
+"""RDKit bond features: type, conjugation, ring membership, stereo (one-hot + other).
+
+Stereo is the bond's CIP class (E/Z, see :mod:`molprop.featurize.stereo`), never RDKit's
+STEREOCIS/STEREOTRANS, which are relative to the atom order.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,13 @@ import numpy as np
 from rdkit import Chem
 
 from molprop.featurize.atoms import one_hot
+from molprop.featurize.stereo import BOND_STEREO, assign_cip_labels, bond_stereo
 
 BOND_TYPES: tuple[Chem.BondType, ...] = (
     Chem.BondType.SINGLE,
     Chem.BondType.DOUBLE,
     Chem.BondType.TRIPLE,
     Chem.BondType.AROMATIC,
-)
-BOND_STEREO: tuple[Chem.BondStereo, ...] = (
-    Chem.BondStereo.STEREONONE,
-    Chem.BondStereo.STEREOANY,
-    Chem.BondStereo.STEREOZ,
-    Chem.BondStereo.STEREOE,
-    Chem.BondStereo.STEREOCIS,
-    Chem.BondStereo.STEREOTRANS,
 )
 
 
@@ -30,10 +27,11 @@ def bond_feature_dim() -> int:
 
 def bond_features(bond: Chem.Bond) -> list[float]:
     """type (one-hot + other) | conjugated | in ring | stereo (one-hot + other)."""
+    assign_cip_labels(bond.GetOwningMol())
     return (
         one_hot(bond.GetBondType(), BOND_TYPES)
         + [float(bond.GetIsConjugated()), float(bond.IsInRing())]
-        + one_hot(bond.GetStereo(), BOND_STEREO)
+        + one_hot(bond_stereo(bond), BOND_STEREO)
     )
 
 
@@ -45,13 +43,14 @@ def bond_feature_matrix(mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray]:
     """Endpoints (n_bonds, 2) int64 and :func:`bond_features` of every bond as one
     (n_bonds, bond_feature_dim()) float32 array (a test checks the two agree)."""
     n = mol.GetNumBonds()
+    assign_cip_labels(mol)
     bonds = [mol.GetBondWithIdx(i) for i in range(n)]
     ends = np.zeros((n, 2), dtype=np.int64)
     feats = np.zeros((n, bond_feature_dim()), dtype=np.float32)
     if n == 0:
         return ends, feats
     raw = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), b.GetBondType(), b.GetIsConjugated(),
-            b.IsInRing(), b.GetStereo()) for b in bonds]  # fmt: skip
+            b.IsInRing(), bond_stereo(b)) for b in bonds]  # fmt: skip
     rows = np.arange(n)
     ends[:] = [(r[0], r[1]) for r in raw]
     other_type, stereo_at = len(BOND_TYPES), len(BOND_TYPES) + 3

@@ -2,7 +2,10 @@
 
 Criterion (documented in every model card): a molecule is *in domain* when its maximum Tanimoto
 similarity to the training-set molecules, on Morgan fingerprints (radius 2, 2048 bits, RDKit),
-is at least the artifact's ``threshold``. The threshold is calibrated on the training set itself:
+is at least the artifact's ``threshold`` **and** its heavy-atom count lies within the training
+set's range (min..max, inclusive). The size check exists because fingerprints hardly see size:
+a 999-carbon chain has the same Morgan bits as octane (similarity 1.0) yet is far outside what
+the model was trained on. The threshold is calibrated on the training set itself:
 the 5th percentile of each training molecule's leave-one-out nearest-neighbour similarity, so
 that a query counts as in domain when it is at least as close to the training data as 95% of
 the training molecules are to each other. The ensemble spread is reported next to it (as
@@ -10,7 +13,11 @@ the training molecules are to each other. The ensemble spread is reported next t
 
 Storage: ``domain.safetensors`` in the artifact directory, one tensor ``fingerprints`` of shape
 ``(n_train, n_bits / 8)`` uint8 (bits packed with ``numpy.packbits``) and metadata strings
-``radius``, ``n_bits``, ``threshold``, ``percentile``, ``n_train``. No pickle.
+``radius``, ``n_bits``, ``threshold``, ``percentile``, ``n_train``, ``heavy_atoms_min``,
+``heavy_atoms_max``. No pickle. Files written before the size range existed (no
+``heavy_atoms_*`` keys) still load; for them only the similarity criterion applies (logged once
+at load) until the domain is refitted (``add_domain_to_artifact``, run by ``molprop train`` and
+``python -m molprop.pretrained_recipes --stage finish``).
 """
 
 from __future__ import annotations
@@ -36,17 +43,27 @@ RADIUS, N_BITS, PERCENTILE = 2, 2048, 5.0
 _CHUNK = 32  # query rows per block: (chunk, n_train, n_words) uint64, ~27 MB for 3,400 train
 
 
-def fingerprint_bits(smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS) -> np.ndarray:
-    """SMILES -> (n, n_bits / 8) uint8 packed Morgan bits; an unparsable SMILES gives all zeros."""
+def fingerprints_and_sizes(
+    smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS
+) -> tuple[np.ndarray, np.ndarray]:
+    """SMILES -> ((n, n_bits / 8) uint8 packed Morgan bits, (n,) int64 heavy-atom counts); an
+    unparsable SMILES gives all-zero bits and a count of -1."""
     generator = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
     out = np.zeros((len(smiles), n_bits // 8), dtype=np.uint8)
+    heavy = np.full(len(smiles), -1, dtype=np.int64)
     for i, smi in enumerate(smiles):
         try:
             mol = parse_smiles(smi)
         except Exception:  # invalid (or not even encodable) input: no bits, similarity 0
             continue
         out[i] = np.packbits(generator.GetFingerprintAsNumPy(mol))
-    return out
+        heavy[i] = mol.GetNumHeavyAtoms()
+    return out, heavy
+
+
+def fingerprint_bits(smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS) -> np.ndarray:
+    """SMILES -> (n, n_bits / 8) uint8 packed Morgan bits; an unparsable SMILES gives all zeros."""
+    return fingerprints_and_sizes(smiles, radius, n_bits)[0]
 
 
 def _words(packed: np.ndarray) -> np.ndarray:
@@ -82,10 +99,12 @@ def tanimoto_max(
 
 @dataclass(frozen=True)
 class ApplicabilityDomain:
-    """Training-set fingerprints and the similarity threshold.
+    """Training-set fingerprints, the similarity threshold and the heavy-atom range.
 
     Shapes:
         fingerprints: (n_train, n_bits / 8) uint8 packed Morgan bits.
+    ``heavy_atoms``: (min, max) heavy atoms of the training molecules, inclusive; None for a
+    domain file written before the range was stored (then size is not checked).
     """
 
     fingerprints: np.ndarray
@@ -93,29 +112,42 @@ class ApplicabilityDomain:
     radius: int = RADIUS
     n_bits: int = N_BITS
     percentile: float = PERCENTILE
+    heavy_atoms: tuple[int, int] | None = None
 
     @classmethod
     def fit(cls, train_smiles: Sequence[str], percentile: float = PERCENTILE) -> ApplicabilityDomain:
         """Fingerprint the training set and calibrate the threshold (see module docstring)."""
-        fps = fingerprint_bits(train_smiles)
+        fps, heavy = fingerprints_and_sizes(train_smiles)
         if len(fps) < 2:
             raise ArtifactError("the applicability domain needs at least 2 training molecules")
+        parsed = heavy[heavy >= 0]
+        if len(parsed) == 0:
+            raise ArtifactError("no training SMILES of the applicability domain could be parsed")
         loo = tanimoto_max(fps, fps, exclude_self=True)
-        return cls(fps, float(np.percentile(loo, percentile)), percentile=percentile)
+        return cls(fps, float(np.percentile(loo, percentile)), percentile=percentile,
+                   heavy_atoms=(int(parsed.min()), int(parsed.max())))  # fmt: skip
 
     def similarity(self, smiles: Sequence[str]) -> np.ndarray:
         """(n,) max Tanimoto similarity of each SMILES to the training set (0 if unparsable)."""
         return tanimoto_max(fingerprint_bits(smiles, self.radius, self.n_bits), self.fingerprints)
 
     def in_domain(self, smiles: Sequence[str]) -> np.ndarray:
-        """(n,) bool: similarity >= threshold."""
-        return self.similarity(smiles) >= self.threshold
+        """(n,) bool: similarity >= threshold and heavy atoms within the training range (the
+        range is skipped for old domain files without one)."""
+        fps, heavy = fingerprints_and_sizes(smiles, self.radius, self.n_bits)
+        ok = tanimoto_max(fps, self.fingerprints) >= self.threshold
+        if self.heavy_atoms is not None:
+            low, high = self.heavy_atoms
+            ok &= (heavy >= low) & (heavy <= high)
+        return ok
 
     def save(self, directory: str | Path) -> Path:
         path = Path(directory) / DOMAIN_NAME
         meta = {"radius": str(self.radius), "n_bits": str(self.n_bits),
                 "threshold": repr(self.threshold), "percentile": repr(self.percentile),
                 "n_train": str(len(self.fingerprints)), "metric": "max_tanimoto_morgan"}  # fmt: skip
+        if self.heavy_atoms is not None:
+            meta["heavy_atoms_min"], meta["heavy_atoms_max"] = map(str, self.heavy_atoms)
         save_file({"fingerprints": np.ascontiguousarray(self.fingerprints)}, str(path), meta)
         path.chmod(0o644)  # safetensors creates 0600; the service may run as another user
         return path
@@ -130,8 +162,16 @@ class ApplicabilityDomain:
             with safe_open(str(path), framework="numpy") as handle:
                 meta = handle.metadata() or {}
             fps = load_file(str(path))["fingerprints"]
+            heavy = None
+            if "heavy_atoms_min" in meta and "heavy_atoms_max" in meta:
+                heavy = (int(meta["heavy_atoms_min"]), int(meta["heavy_atoms_max"]))
+            else:
+                log.info("%s has no heavy-atom range (written by an older molprop): in_domain "
+                         "uses the similarity criterion only; refit it with "
+                         "add_domain_to_artifact", path)  # fmt: skip
             return cls(fps.astype(np.uint8), float(meta["threshold"]), int(meta["radius"]),
-                       int(meta["n_bits"]), float(meta.get("percentile", PERCENTILE)))  # fmt: skip
+                       int(meta["n_bits"]), float(meta.get("percentile", PERCENTILE)),
+                       heavy)  # fmt: skip
         except (KeyError, ValueError, OSError) as exc:
             raise ArtifactError(f"corrupt applicability domain {path}: {exc}") from exc
 
@@ -150,6 +190,6 @@ def add_domain_to_artifact(directory: str | Path, train_smiles: Sequence[str] | 
         split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})
         train_smiles = split.loc[split["split"] == "train", "smiles"].tolist()
     domain = ApplicabilityDomain.fit(list(train_smiles))
-    log.info("applicability domain of %s: %d training molecules, threshold %.3f",
-             directory, len(domain.fingerprints), domain.threshold)  # fmt: skip
+    log.info("applicability domain of %s: %d training molecules, threshold %.3f, heavy atoms "
+             "%s", directory, len(domain.fingerprints), domain.threshold, domain.heavy_atoms)  # fmt: skip
     return domain.save(directory)

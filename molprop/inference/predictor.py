@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,13 @@ STATUS_OK, STATUS_INVALID, STATUS_ERROR = "ok", "invalid_input", "error"
 REPO_PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
 
 
+#: A model *name* (looked up only in the model directories); any other string is a path.
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
 def pretrained_dirs() -> list[Path]:
+    """Where model names are looked up, in order: ``$MOLPROP_MODEL_DIR`` (if set), then the
+    shipped ``pretrained/``."""
     dirs = []
     if os.environ.get("MOLPROP_MODEL_DIR"):
         dirs.append(Path(os.environ["MOLPROP_MODEL_DIR"]))
@@ -38,17 +45,34 @@ def pretrained_dirs() -> list[Path]:
     return dirs
 
 
+def _available() -> list[str]:
+    return sorted({p.parent.name for b in pretrained_dirs() for p in b.glob("*/config.json")})
+
+
 def resolve_model(name_or_path: str | Path) -> Path:
-    """A directory path, or the name of a shipped model in ``pretrained/``."""
+    """A model name or an artifact directory -> the artifact directory.
+
+    * A ``str`` matching ``^[A-Za-z0-9][A-Za-z0-9_.-]*$`` (no path separator, no leading dot,
+      so never ``..``) is a *name*: it is looked up only in :func:`pretrained_dirs`, never in
+      the working directory, so a folder ``./solubility`` does not shadow the shipped model.
+    * Anything else — a ``Path`` object, or a string with a separator (``runs/esol``,
+      ``./my_model``, an absolute path) — is a *path* to an artifact directory.
+    """
+    if isinstance(name_or_path, str) and MODEL_NAME.fullmatch(name_or_path):
+        name = name_or_path
+        for base in pretrained_dirs():
+            if (base / name / "config.json").is_file():
+                return base / name
+        hint = ""
+        if (Path(name) / "config.json").is_file():
+            hint = f"; to use the directory {name!r} here, pass it as a path: ./{name}"
+        raise ArtifactError(f"no model named {name!r} in {[str(d) for d in pretrained_dirs()]} "
+                            f"(models: {_available()}){hint}")  # fmt: skip
     path = Path(name_or_path)
-    if (path / "config.json").exists():
+    if (path / "config.json").is_file():
         return path
-    for base in pretrained_dirs():
-        if (base / str(name_or_path) / "config.json").exists():
-            return base / str(name_or_path)
-    available = sorted({p.parent.name for b in pretrained_dirs() for p in b.glob("*/config.json")})
-    raise ArtifactError(f"no model {str(name_or_path)!r}: not an artifact directory and not one "
-                        f"of the shipped models {available}")  # fmt: skip
+    raise ArtifactError(f"no model artifact at {str(path)!r} (no config.json there); "
+                        f"model names (no path separators) are: {_available()}")  # fmt: skip
 
 
 class Predictor:
@@ -64,6 +88,9 @@ class Predictor:
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path) -> Predictor:
+        """Load a model by name (``"solubility"``: looked up in ``$MOLPROP_MODEL_DIR`` and the
+        shipped ``pretrained/`` only) or from an artifact directory (a ``Path`` or a string with
+        a path separator, e.g. ``"./my_model"``); see :func:`resolve_model`."""
         directory = resolve_model(name_or_path)
         config = load_config(directory)
         return cls(directory, config, load_members(directory, config))
@@ -80,10 +107,12 @@ class Predictor:
         return featurize_rows(inputs, self.featurizer.from_smiles)
 
     def predict_graphs(
-        self, items: Sequence[MolGraph | Exception], batch_size: int = 256, device=None
-    ) -> pd.DataFrame:
+        self, items: Sequence[MolGraph | Exception], batch_size: int = 256, device=None,
+        should_stop=None,
+    ) -> pd.DataFrame:  # fmt: skip
         """Predictions for already-featurised rows (an Exception marks a failed row).
-        ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU)."""
+        ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU).
+        ``should_stop``: asked before every batch (see :meth:`predict`)."""
         n = len(items)
         names = self.target_names
         values = np.full((n, len(names)), np.nan)
@@ -103,7 +132,7 @@ class Predictor:
             try:
                 preds = predict_targets(self.members, graphs, self.config.task,
                                         self.augment_features(graphs), batch_size=batch_size,
-                                        device=device)  # fmt: skip
+                                        device=device, should_stop=should_stop)  # fmt: skip
             except Exception as exc:  # a model failure is reported per row, never raised
                 log.exception("prediction failed")
                 status[ok], error[ok] = STATUS_ERROR, f"model failure: {type(exc).__name__}: {exc}"
@@ -134,14 +163,52 @@ class Predictor:
             self._augment_source = PretrainedSource(self.directory / spec["source"])
         return augmentation_features(spec, self.directory, graphs, self._augment_source)
 
-    def predict(self, smiles: Sequence[str] | str, batch_size: int = 256) -> pd.DataFrame:
+    def predict(
+        self,
+        smiles: Sequence[str] | str,
+        batch_size: int = 256,
+        *,
+        max_heavy_atoms: int | None = None,
+        max_smiles_length: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> pd.DataFrame:
         """SMILES -> DataFrame with ``smiles``, one column per target, ``<target>_std`` for
         ensembles, ``status`` and ``error``; row i is input i. ``batch_size`` caps the molecules
-        per forward pass (on a CPU a pass also stops at ``models.predict.CPU_MAX_TOKENS``)."""
+        per forward pass (on a CPU a pass also stops at ``models.predict.CPU_MAX_TOKENS``).
+
+        Work limits (used by the service): a molecule with more than ``max_heavy_atoms`` heavy
+        atoms is a per-row ``invalid_input`` (checked by a cheap parse before featurising);
+        ``max_smiles_length`` replaces ``chem.smiles.MAX_SMILES_LENGTH`` for this call;
+        ``should_stop`` is asked before every row is featurised and before every batch, and
+        when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
+        """
+        from contextlib import nullcontext
+
+        from rdkit import Chem
+
+        from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
+        from molprop.errors import PredictionCancelled
+
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
-        out = self.predict_graphs(self.featurize(smiles), batch_size=batch_size)
-        out.insert(0, "smiles", smiles)
-        self._add_domain(out, smiles)
+        length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
+
+        def featurize_one(smi: str) -> MolGraph:
+            if should_stop is not None and should_stop():
+                raise PredictionCancelled("prediction stopped while featurising")
+            if max_heavy_atoms is not None and isinstance(smi, str) and len(smi) <= length:
+                mol = Chem.MolFromSmiles(smi.strip(), sanitize=False)  # None: featuriser says why
+                heavy = 0 if mol is None else sum(a.GetAtomicNum() != 1 for a in mol.GetAtoms())
+                if heavy > max_heavy_atoms:
+                    raise InvalidInputError(f"molecule has {heavy} heavy atoms, more than the "
+                                            f"limit of {max_heavy_atoms} (max_heavy_atoms)")  # fmt: skip
+            return self.featurizer.from_smiles(smi)
+
+        limit = nullcontext() if max_smiles_length is None else smiles_length_limit(length)
+        with limit:
+            items = featurize_rows(smiles, featurize_one)
+            out = self.predict_graphs(items, batch_size=batch_size, should_stop=should_stop)
+            out.insert(0, "smiles", smiles)
+            self._add_domain(out, smiles)
         return out
 
     def predict_structures(self, structures: Sequence[object], batch_size: int = 256) -> pd.DataFrame:

@@ -6,6 +6,11 @@ processes, results kept in input order), predicted and appended to the output CS
 single write, so memory is bounded by a few chunks whatever the file size. Output row i is
 input row i: every input row gets exactly one output row with ``status`` and ``error``.
 
+CSV / TSV rows: every line after the header is a row, blank lines included (a blank line is a
+row with an empty SMILES, reported as ``invalid_input``). A row with more or fewer fields than
+the header (e.g. a trailing separator that would shift the columns) is a :class:`DataError`
+naming the line. SMI: every line is a row, blank lines included.
+
 Resume: a partial output is scanned for complete records (a record ends at a newline outside
 quotes); a trailing partial record, if any, is cut off, the header is checked, and prediction
 continues with the first input row that has no output row, so the finished file has no
@@ -14,11 +19,13 @@ duplicate and no missing row.
 
 from __future__ import annotations
 
+import csv
 import ctypes
 import gzip
 import io
 import logging
 import os
+import shutil
 import time
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
@@ -77,9 +84,10 @@ def input_format(path: str | Path) -> str:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
+    """Text, UTF-8 (a byte-order mark is dropped), newlines as written (for ``csv``)."""
     if str(path).lower().endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
 
 
 def _open_binary(path: Path):
@@ -103,38 +111,74 @@ def count_records(path: str | Path) -> int:
     return max(0, lines - (fmt == "csv"))
 
 
+def _column_names(header: list[str]) -> list[str]:
+    """Header fields -> unique column names, as pandas names them (``Unnamed: i`` for an empty
+    name, ``x.1``, ``x.2`` for repeats)."""
+    names: list[str] = []
+    for i, name in enumerate(header):
+        name = name or f"Unnamed: {i}"
+        base, k = name, 0
+        while name in names:
+            k += 1
+            name = f"{base}.{k}"
+        names.append(name)
+    return names
+
+
 def _csv_chunks(path: Path, smiles_column: str, chunk_size: int) -> Iterator[pd.DataFrame]:
+    """Rows of a CSV / TSV as text. Not pandas: it silently skips blank lines and, when the
+    first data row has one field more than the header (a trailing comma), takes the first
+    column as the index, shifting every column by one."""
     sep = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
     try:
-        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=chunk_size)
-        for frame in reader:
-            require_columns(frame, [smiles_column], path)
-            yield frame
-    except pd.errors.EmptyDataError:
-        return
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        with _open_text(path) as fh:
+            reader = csv.reader(fh, delimiter=sep)
+            header = next(reader, None)
+            if header is None:
+                return
+            columns = _column_names(header)
+            require_columns(pd.DataFrame(columns=columns), [smiles_column], path)
+            rows: list[list[str]] = []
+            end = reader.line_num
+            for record in reader:
+                line, end = end + 1, reader.line_num  # a quoted field may span several lines
+                if len(record) != len(columns):
+                    if len(record) <= 1 and not "".join(record).strip():
+                        record = [""] * len(columns)  # blank line: a row with an empty SMILES
+                    else:
+                        raise DataError(
+                            f"{path} line {line}: {len(record)} fields but the header has "
+                            f"{len(columns)} ({', '.join(columns)}); a missing, extra or "
+                            f"trailing {sep!r} shifts the columns (quote fields that contain it)"
+                        )
+                rows.append(record)
+                if len(rows) == chunk_size:
+                    yield pd.DataFrame(rows, columns=columns)
+                    rows = []
+            if rows:
+                yield pd.DataFrame(rows, columns=columns)
+    except (csv.Error, UnicodeDecodeError) as exc:
         raise DataError(f"could not read {path}: {exc}") from exc
 
 
 def _smi_chunks(path: Path, smiles_column: str, chunk_size: int) -> Iterator[pd.DataFrame]:
     """``SMILES [name]`` per line, whitespace separated; a first line whose first field is the
-    SMILES column name is a header (its fields name the columns). Blank lines are skipped."""
+    SMILES column name is a header (its fields name the columns). Every other line is a row; a
+    blank line is a row with an empty SMILES (reported ``invalid_input``, never dropped)."""
     columns: list[str] | None = None
     sep: str | None = None
     rows: list[list[str]] = []
     with _open_text(path) as fh:
         for line in fh:
             line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
             if columns is None:
                 sep = "\t" if "\t" in line else None
                 first = line.split(sep)
-                if first[0].strip().lower() == smiles_column.lower():
+                if first and first[0].strip().lower() == smiles_column.lower():
                     columns = [c.strip() for c in first]
                     continue
                 columns = [smiles_column, "name"]
-            parts = line.split(sep, len(columns) - 1)
+            parts = line.split(sep, len(columns) - 1) if line.strip() else []
             rows.append(parts + [""] * (len(columns) - len(parts)))
             if len(rows) == chunk_size:
                 yield pd.DataFrame(rows, columns=columns)
@@ -294,6 +338,36 @@ def prepare_output(path: Path, resume: bool) -> tuple[int, str | None]:
     return records - 1, header
 
 
+def partial_path(output: str | Path) -> Path:
+    """Where ``molprop predict`` writes before renaming to ``output``: ``<output>.partial`` in
+    the same directory (same filesystem, so the rename is atomic)."""
+    output = Path(output)
+    return output.with_name(output.name + ".partial")
+
+
+def stage_output(output: str | Path, resume: bool) -> Path:
+    """-> the partial file a run writes (see :func:`partial_path`); ``output`` itself is only
+    replaced by :func:`commit_output` at the end, so a failed run leaves it as it was.
+
+    With ``resume``, an existing partial file (an interrupted run) is continued; if there is
+    none but ``output`` exists (a finished run, or a partial output of an older molprop), a
+    copy of it is continued. Without ``resume`` the partial file is started afresh by
+    :func:`prepare_output`."""
+    output = Path(output)
+    staged = partial_path(output)
+    staged.parent.mkdir(parents=True, exist_ok=True)
+    if resume and not staged.exists() and output.exists():
+        copy = staged.with_name(f"{staged.name}.{os.getpid()}.copy")
+        shutil.copyfile(output, copy)
+        os.replace(copy, staged)  # atomic: concurrent ranks see the whole copy or none
+    return staged
+
+
+def commit_output(staged: str | Path, output: str | Path) -> None:
+    """Atomically replace ``output`` by the finished ``staged`` file."""
+    os.replace(staged, output)
+
+
 def append_chunk(path: Path, frame: pd.DataFrame, header: bool) -> None:
     """Append ``frame`` as CSV text with one ``write`` and flush it to disk (a kill leaves
     whole chunks, at worst one partial chunk that :func:`complete_records` detects)."""
@@ -415,4 +489,5 @@ def predict_stream(
     return summary
 
 
-__all__ = ["InputChunk", "StreamSummary", "count_records", "iter_chunks", "predict_stream"]
+__all__ = ["InputChunk", "StreamSummary", "commit_output", "count_records", "iter_chunks",
+           "partial_path", "predict_stream", "stage_output"]  # fmt: skip

@@ -3,12 +3,13 @@ inference). Returns values in the model's output space (scaled regression / logi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
 from molprop.data.loader import GraphDataset, SizeBucketBatchSampler
+from molprop.errors import PredictionCancelled
 from molprop.featurize.molgraph import MolGraph
 from molprop.models.config import TaskConfig
 from molprop.models.model import MolPropModel
@@ -33,8 +34,11 @@ def forward_members(
     extra: np.ndarray | None = None,
     device: torch.device | None = None,
     embed: bool = False,
+    should_stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
-    """-> (n_members, n_graphs, n_tasks) raw outputs (or embeddings if ``embed``), in input order."""
+    """-> (n_members, n_graphs, n_tasks) raw outputs (or embeddings if ``embed``), in input order.
+    ``should_stop`` is asked before every member's pass over a batch; when it returns true,
+    :class:`PredictionCancelled` is raised (the work already done is dropped)."""
     device = device or default_device()
     dataset = GraphDataset(graphs, extra=extra)
     max_tokens = CPU_MAX_TOKENS if device.type == "cpu" else None
@@ -45,10 +49,12 @@ def forward_members(
         model.to(device).eval()
         dim = model.embedding_dim if embed else model.config.n_tasks
         outputs.append(np.zeros((len(graphs), dim), dtype=np.float64))
-    for idx in batches:  # each batch collated once, then run through every member
+    for k, idx in enumerate(batches):  # each batch collated once, then run through every member
         batch = dataset.collate(idx).to(device)
         rows = np.asarray(idx)
         for model, out in zip(members, outputs, strict=True):
+            if should_stop is not None and should_stop():
+                raise PredictionCancelled(f"prediction stopped at batch {k + 1} of {len(batches)}")
             res = model.embed(batch) if embed else model(batch)
             out[rows] = res.float().cpu().numpy()
     return np.stack(outputs) if outputs else np.zeros((0, len(graphs), 0))
@@ -73,9 +79,12 @@ def predict_targets(
     extra: np.ndarray | None = None,
     batch_size: int = 256,
     device: torch.device | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
-    """-> (n_members, n, T) predictions in target units (totals when ``per_atom``)."""
-    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra, device=device)
+    """-> (n_members, n, T) predictions in target units (totals when ``per_atom``);
+    ``should_stop``: see :func:`forward_members`."""
+    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra, device=device,
+                          should_stop=should_stop)  # fmt: skip
     values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
     if task.per_atom and task.task_type == "regression":
         values = values * per_atom_counts(graphs)[None]

@@ -10,6 +10,19 @@ NSA: one token per node; node i may attend to node j iff (i, j) is an edge.
 Both: padded slots are never attended to (key mask). A row that would be fully blocked
 (an isolated token, a padded slot) may attend to itself, so every softmax is finite.
 
+Periodic graphs (``edge_vec_shift`` set): a token of a cell stands for every lattice translate of
+itself, and in a small cell one key token can be several *different* neighbours of a query in the
+infinite crystal (atom i sees two images of atom j within the cutoff; an edge touches two images
+of another edge). A boolean mask would count those once, a supercell (where the images are
+distinct atoms) several times, so a 2x2x1 supercell would not predict 4x its cell. The mask
+therefore carries ``multiplicity``: how many distinct infinite-crystal instances of key j are
+neighbours of query i (NSA: the number of edges i -> j; ESA: the distinct lattice translates of
+edge j that share an atom with edge i, edge i itself excluded - so an edge to an atom's own
+image attends to its other translates). M layers add ``log(multiplicity)`` to the logits, which
+makes the softmax over cell tokens equal the softmax over the crystal's neighbours: every cell
+choice (cell, supercell, any size) gives the same token states. ``multiplicity`` is None when
+every allowed pair counts once (molecules, cells larger than twice the cutoff).
+
 Masks are built per graph as a (B, L_max, L_max) tensor: cost grows with B * L_max^2
 (~ sum over graphs of L_g^2 with size-bucketed batches), never with (sum L_g)^2.
 """
@@ -33,6 +46,8 @@ class TokenSet:
         valid: (B, L_max) True for real tokens.
         structure_mask: (B, L_max, L_max) True where query i may attend key j (M layers).
         n_tokens: (B,) tokens per graph.
+        multiplicity: (B, L_max, L_max) int16 count of key instances per allowed pair
+            (periodic graphs, see module docstring), or None when every count is 1.
     """
 
     features: torch.Tensor
@@ -41,6 +56,16 @@ class TokenSet:
     valid: torch.Tensor
     structure_mask: torch.Tensor
     n_tokens: torch.Tensor
+    multiplicity: torch.Tensor | None = None
+
+    def structure_bias(self) -> torch.Tensor:
+        """(B, L_max, L_max) float M-layer mask: log(multiplicity) where allowed, -inf elsewhere."""
+        bias = torch.zeros(self.structure_mask.shape, dtype=torch.get_default_dtype(),
+                           device=self.structure_mask.device)  # fmt: skip
+        if self.multiplicity is not None:  # log only where it is not 0 (most counts are 1)
+            repeated = self.multiplicity > 1
+            bias[repeated] = self.multiplicity[repeated].to(bias.dtype).log()
+        return bias.masked_fill_(~self.structure_mask, float("-inf"))
 
     @property
     def padding_mask(self) -> torch.Tensor:
@@ -76,6 +101,66 @@ def _finalise(mask: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     return mask
 
 
+def _counted(count: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Integer counts (B, L, L) -> (finalised boolean mask, int16 multiplicity or None)."""
+    mask = _finalise(count > 0, valid)
+    if not bool(((count > 1) & mask).any()):
+        return mask, None
+    return mask, torch.where(mask, count.clamp(min=1), 0).to(torch.int16)
+
+
+def _image_ids(shift: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per edge: an int64 id of its image shift S, the id of -S (equal ids = equal lattice
+    vectors) and whether S = 0. Shifts are lattice vectors (>= ~1 Å apart): on a 1e-3 Å grid,
+    21 bits per axis pack them into one integer (|S| < 1,000 Å; longer: ids of unique rows)."""
+    key = torch.round(shift.double() * 1e3).long()
+    zero = ~key.any(-1)
+    if key.numel() and int(key.abs().max()) >= 1 << 20:
+        ids = torch.unique(torch.cat([key, -key]), dim=0, return_inverse=True)[1]
+        return ids[: len(key)], ids[len(key) :], zero
+    scale = torch.tensor([1 << 42, 1 << 21, 1], dtype=torch.long, device=shift.device)
+    return ((key + (1 << 20)) * scale).sum(-1), ((-key + (1 << 20)) * scale).sum(-1), zero
+
+
+def _esa_image_count(src, dst, shift, graph, position, n_graphs, l_max) -> torch.Tensor:
+    """(B, L, L) int16: how many distinct lattice translates of key edge k (``src -> dst``,
+    image T) share an atom with query edge q (image S) in the infinite crystal, q itself excluded.
+
+    Translate U of k shares an atom with q when src_k = src_q (U = 0), dst_k = src_q (U = -T),
+    src_k = dst_q (U = S) or dst_k = dst_q (U = S - T); equal U are counted once. Only pairs
+    that share an atom in the cell are visited (found through each atom's incident edges): cost
+    ~ sum over atoms of their incident edges squared, not L^2 per graph."""
+    n_tok = src.numel()
+    tok = torch.arange(n_tok, device=src.device).repeat(2)
+    atom = torch.cat([src, dst])
+    role = torch.arange(2, device=src.device).repeat_interleave(n_tok)  # 0: src, 1: dst
+    order = torch.argsort(atom, stable=True)
+    atom, tok, role = atom[order], tok[order], role[order]
+    size = torch.bincount(atom)  # incident edge ends per atom
+    rep = size[atom]
+    # every ordered pair (first, second) of edge ends at the same atom
+    first = torch.repeat_interleave(torch.arange(atom.numel(), device=src.device), rep)
+    within = torch.arange(first.numel(), device=src.device) - (torch.cumsum(rep, 0) - rep)[first]
+    second = (torch.cumsum(size, 0) - size)[atom[first]] + within
+    q, k = tok[first], tok[second]
+    # which of the four (q end, k end) coincidences hold, as bits a1..a4 per (q, k)
+    pair, inverse = torch.unique(q * n_tok + k, return_inverse=True)
+    bits = torch.zeros(pair.numel(), dtype=torch.long, device=src.device)
+    bits.index_add_(0, inverse, 1 << (2 * role[first] + role[second]))
+    q, k = pair // n_tok, pair % n_tok
+    a1, a2, a3, a4 = ((bits >> i) & 1 == 1 for i in range(4))  # ss, s_q=d_k, d_q=s_k, dd
+    sid, nid, zero = _image_ids(shift)
+    s0, t0 = zero[q], zero[k]
+    count = a1.to(torch.int16)
+    count += a2 & ~(a1 & t0)
+    count += a3 & ~((a1 & s0) | (a2 & (sid[q] == nid[k])))
+    count += a4 & ~((a1 & (sid[q] == sid[k])) | (a2 & s0) | (a3 & t0))
+    count -= (q == k).to(torch.int16)  # the query edge itself (U = 0 of k = q)
+    out = torch.zeros(n_graphs, l_max, l_max, dtype=torch.int16, device=src.device)
+    out[graph[q], position[q], position[k]] = count
+    return out
+
+
 def edge_token_set(batch: GraphBatch) -> TokenSet:
     """ESA tokens ``[x_src | x_dst | edge_attr | self_loop_flag]`` and their masks."""
     device = batch.x.device
@@ -87,6 +172,7 @@ def edge_token_set(batch: GraphBatch) -> TokenSet:
     degree = torch.bincount(torch.cat([src, dst]), minlength=batch.x.shape[0])
     lonely = torch.nonzero(degree == 0).flatten()
     flag = torch.zeros(src.numel(), 1, device=device, dtype=edge_attr.dtype)
+    shift = batch.edge_vec_shift
     if lonely.numel() > 0:
         src = torch.cat([src, lonely])
         dst = torch.cat([dst, lonely])
@@ -95,10 +181,16 @@ def edge_token_set(batch: GraphBatch) -> TokenSet:
         graph = torch.cat([graph, batch.node_graph[lonely]])
         order = torch.argsort(graph, stable=True)
         src, dst, edge_attr, flag, graph = src[order], dst[order], edge_attr[order], flag[order], graph[order]
+        if shift is not None:
+            shift = torch.cat([shift, shift.new_zeros(lonely.numel(), 3)])[order]
     counts, position, valid = _layout(graph, n_graphs)
     features = torch.cat([batch.x[src], batch.x[dst], edge_attr, flag], dim=-1)
-    # endpoints in the padded layout (-1 / -2 in padding never match a real node id)
     l_max = valid.shape[1]
+    if shift is not None:  # periodic: count image multiplicities
+        count = _esa_image_count(src, dst, shift, graph, position, n_graphs, l_max)
+        mask, multiplicity = _counted(count, valid)
+        return TokenSet(features, graph, position, valid, mask, counts, multiplicity)
+    # endpoints in the padded layout (-1 / -2 in padding never match a real node id)
     s = torch.full((n_graphs, l_max), -1, dtype=torch.long, device=device)
     d = torch.full((n_graphs, l_max), -2, dtype=torch.long, device=device)
     s[graph, position] = src
@@ -120,6 +212,12 @@ def node_token_set(batch: GraphBatch) -> TokenSet:
     l_max = valid.shape[1]
     mask = torch.zeros(n_graphs, l_max, l_max, dtype=torch.bool, device=batch.x.device)
     src, dst = batch.edge_index
+    if batch.edge_vec_shift is not None:  # periodic: count edges i -> j (images of j)
+        count = torch.zeros(mask.shape, dtype=torch.int32, device=mask.device)
+        count.index_put_((graph[src], position[src], position[dst]),
+                         torch.ones_like(src, dtype=torch.int32), accumulate=True)  # fmt: skip
+        mask, multiplicity = _counted(count, valid)
+        return TokenSet(batch.x, graph, position, valid, mask, counts, multiplicity)
     if src.numel() > 0:
         mask[graph[src], position[src], position[dst]] = True
     mask = _finalise(mask, valid)

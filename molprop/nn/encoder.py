@@ -53,7 +53,9 @@ class SetEncoder(nn.Module):
         tokens = token_set(batch, self.token_kind)
         h0 = tokens.pad(self.embed(tokens.features))  # (B, L_max, dim)
         structure = tokens.structure_mask
-        if torch.is_grad_enabled() and "M" in self.pattern:
+        if tokens.multiplicity is not None:  # periodic images: log-count bias (edge_sets)
+            structure = tokens.structure_bias()
+        elif torch.is_grad_enabled() and "M" in self.pattern:
             structure = additive_mask(structure)
         h = h0
         for kind, block in zip(self.pattern, self.blocks):

@@ -53,6 +53,10 @@ def domain_lines(directory: Path) -> list[str]:
         "training molecules' leave-one-out nearest-neighbour similarity "
         "(`molprop/inference/domain.py`).",
     ]
+    if domain.heavy_atoms is not None:
+        low, high = domain.heavy_atoms
+        lines[0] += (f" It must also have {low}–{high} heavy atoms, the size range of the "
+                     "training molecules (fingerprints alone do not see size).")  # fmt: skip
     split_path = directory / "split.csv"
     if split_path.exists():
         split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})

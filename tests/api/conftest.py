@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -72,19 +73,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def live_server(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real ``uvicorn api.main:app`` process; yields its base URL."""
+@contextmanager
+def uvicorn_server(model_dir: Path, log_path: Path, **env: str) -> Iterator[str]:
+    """A real ``uvicorn api.main:app`` process on a free 127.0.0.1 port with ``MOLPROP_<KEY>``
+    set from ``env``; yields its base URL once ``/health`` answers 200."""
     port = free_port()
-    env = {**os.environ, "MOLPROP_MODEL_DIR": str(model_dir), "MOLPROP_MAX_BATCH": "50",
-           "OMP_NUM_THREADS": "1"}  # fmt: skip
-    env.pop("MOLPROP_API_KEY", None)
-    log_path = tmp_path_factory.mktemp("uvicorn") / "server.log"
+    full_env = {**os.environ, "MOLPROP_MODEL_DIR": str(model_dir), "OMP_NUM_THREADS": "1",
+                **{f"MOLPROP_{k.upper()}": v for k, v in env.items()}}  # fmt: skip
+    if "api_key" not in env:
+        full_env.pop("MOLPROP_API_KEY", None)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1",
              "--port", str(port), "--log-level", "warning"],
-            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+            cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
@@ -107,3 +109,11 @@ def live_server(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def live_server(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real ``uvicorn api.main:app`` process; yields its base URL."""
+    log_path = tmp_path_factory.mktemp("uvicorn") / "server.log"
+    with uvicorn_server(model_dir, log_path, max_batch="50") as base:
+        yield base

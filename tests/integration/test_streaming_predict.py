@@ -1,4 +1,5 @@
-"""Streaming ``molprop predict``: row order, bounded memory, kill + resume, SMI / SDF inputs.
+"""Streaming ``molprop predict``: row order, bounded memory, kill + resume, SMI / SDF inputs,
+output written via ``<output>.partial`` (a failed run keeps an existing output), blank lines.
 
 The inputs are the real ESOL SMILES (plus one invalid SMILES) repeated to N rows, so output row
 i must carry the prediction of base row ``i % n_base``. The model is a tiny 2-member ESA with
@@ -22,9 +23,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from molprop.cli.main import main
 from molprop.featurize import FeaturizerConfig, build_featurizer
+from molprop.inference.domain import add_domain_to_artifact
 from molprop.inference.predictor import Predictor
-from molprop.inference.streaming import complete_records, predict_stream
+from molprop.inference.streaming import complete_records, partial_path, predict_stream
 from molprop.models.artifact import save_artifact
 from molprop.models.config import ArtifactConfig, ModelConfig, TaskConfig
 from molprop.pipelines.training import build_model
@@ -140,26 +143,30 @@ def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model, base, base_pr
     rows = 4000
     source = write_input(work / "kill.csv", base, rows)
     out = work / "kill_out.csv"
+    out.write_text("an earlier output\n")
+    staged = partial_path(out)
     proc = subprocess.Popen(_cli("--model", str(tiny_model), "--input", str(source), "--output",
                                  str(out), "--chunk-size", "200"), env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.time() + 120
     while proc.poll() is None and time.time() < deadline:
-        if out.exists() and complete_records(out)[0] > 800:
+        if staged.exists() and complete_records(staged)[0] > 800:
             break
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    done = complete_records(out)[0] - 1
+    assert out.read_text() == "an earlier output\n"  # the kill left the old output alone
+    done = complete_records(staged)[0] - 1
     assert 0 < done < rows, "the run was not interrupted mid-file"
-    with open(out, "ab") as fh:  # as if killed inside a write: a partial last record
+    with open(staged, "ab") as fh:  # as if killed inside a write: a partial last record
         fh.write(b'123,CCO,"half a quoted\nfield')
     res = subprocess.run(_cli("--model", str(tiny_model), "--input", str(source), "--output",
                               str(out), "--chunk-size", "200", "--resume"),
                          env=_env(), capture_output=True, text=True)  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
-    assert f"resuming {out}: {done} rows" in res.stderr
+    assert f"resuming {staged}: {done} rows" in res.stderr
     check_output(read_out(out), rows, base_predictions)
+    assert not staged.exists()
 
 
 def test_smi_and_sdf_inputs(tiny_model, base_predictions, work) -> None:
@@ -208,7 +215,8 @@ def test_two_process_lightning_predict_matches_one_process(tiny_model, base, bas
     assert run.returncode == 0, run.stderr[-3000:]
     assert "on 2 processes" in run.stderr  # really distributed
     check_output(read_out(out), 1000, base_predictions)
-    assert not (work / "ddp_out.csv.parts").exists()  # parts merged and removed
+    assert not (work / "ddp_out.csv.partial.parts").exists()  # parts merged and removed
+    assert not partial_path(out).exists()  # renamed to the output
 
 
 def test_two_process_predict_resumes_from_output_and_parts(tiny_model, base, base_predictions,
@@ -221,14 +229,14 @@ def test_two_process_predict_resumes_from_output_and_parts(tiny_model, base, bas
     full = work / "ddp_full.csv"
     predict_stream(Predictor.from_pretrained(tiny_model), source, full, chunk_size=100,
                    progress=False)  # fmt: skip
-    out = work / "ddp_resume_out.csv"
+    out = work / "ddp_resume_out.csv"  # a partial output of a run without .partial staging
     records, end, _ = complete_records(full)
     text = full.read_bytes()
     ref = pd.read_csv(full, dtype=str, keep_default_na=False)
     head = ref.iloc[:200].to_csv(index=False, lineterminator="\n").encode()
     out.write_bytes(head + ref.iloc[200:201].to_csv(index=False, header=False,
                                                     lineterminator="\n").encode()[:15])  # fmt: skip
-    parts = work / "ddp_resume_out.csv.parts"
+    parts = work / "ddp_resume_out.csv.partial.parts"  # the parts of the staged output
     parts.mkdir(exist_ok=True)
     for start in (0, 300, 500):
         part = ref.iloc[start : start + 100].copy()
@@ -246,3 +254,82 @@ def test_two_process_predict_resumes_from_output_and_parts(tiny_model, base, bas
     check_output(got, 750, base_predictions)
     assert not parts.exists()
     assert len(text) == end and records == 751
+
+
+def _predict_cli(capsys, *args: str) -> tuple[int, str]:
+    """``molprop predict`` in this process -> (exit code, stderr)."""
+    code = main(["predict", "--no-progress", *args])
+    return code, capsys.readouterr().err
+
+
+def test_output_equal_to_input_is_refused(tiny_model, base, work, capsys) -> None:
+    source = write_input(work / "same.csv", base, 20)
+    before = source.read_bytes()
+    link = work / "same_link.csv"
+    link.unlink(missing_ok=True)
+    link.symlink_to(source)
+    for output in (str(source), str(work / "." / "same.csv"), str(link)):
+        code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
+                                 "--output", output)  # fmt: skip
+        assert code == 2 and "would overwrite the input" in err
+    assert source.read_bytes() == before
+
+
+def test_failed_run_keeps_the_existing_output(tiny_model, base, base_predictions, work,
+                                              capsys) -> None:  # fmt: skip
+    """A ragged row (a trailing comma) at line 702 stops the run after several chunks were
+    predicted: the error names the line, the earlier output is untouched, the rows so far are
+    in ``<output>.partial``; the next good run replaces the output and removes the partial."""
+    source = write_input(work / "ragged.csv", base, 1000)
+    lines = source.read_text().split("\n")
+    line = next(i for i in range(701, 720) if lines[i].count(",") == 2)  # not a quoted note
+    lines[line] += ","
+    source.write_text("\n".join(lines))
+    out = work / "ragged_out.csv"
+    out.write_text("the previous predictions\n")
+    staged = partial_path(out)
+    code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
+                             "--output", str(out), "--chunk-size", "100")  # fmt: skip
+    assert code == 2
+    assert f"line {line + 1}: 4 fields but the header has 3" in err
+    assert out.read_text() == "the previous predictions\n"
+    written = complete_records(staged)[0] - 1
+    assert 0 < written < line
+    lines[line] = lines[line][:-1]
+    source.write_text("\n".join(lines))
+    code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
+                             "--output", str(out), "--chunk-size", "100")  # fmt: skip
+    assert code == 0, err
+    check_output(read_out(out), 1000, base_predictions)
+    assert not staged.exists()
+
+
+def test_blank_lines_and_whitespace_smiles_come_back_as_rows(tiny_model, work, capsys) -> None:
+    source = work / "blank.csv"
+    source.write_text("smiles\nCCO\n\nc1ccccc1 O\n   \nCC\tO\n  c1ccccc1O \n\n")
+    out = work / "blank_out.csv"
+    code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
+                             "--output", str(out))  # fmt: skip
+    assert code == 0, err
+    got = pd.read_csv(out, keep_default_na=False)
+    assert got["status"].tolist() == ["ok", "invalid_input", "invalid_input", "invalid_input",
+                                      "invalid_input", "ok", "invalid_input"]  # fmt: skip
+    errors = got["error"].tolist()
+    assert "empty" in errors[1] and "empty" in errors[3] and "empty" in errors[6]
+    assert "whitespace" in errors[2] and "whitespace" in errors[4]
+    expect = Predictor.from_pretrained(tiny_model).predict(["CCO", "c1ccccc1O"])
+    np.testing.assert_allclose(got["logs"][[0, 5]].astype(float), expect["logs"], rtol=1e-5)
+    assert (got["logs"][[1, 2, 3, 4, 6]] == "").all()
+
+
+def test_in_domain_needs_the_training_size_range(tiny_model, base, work) -> None:
+    """With a domain fitted on ESOL rows, a 999-carbon chain (Morgan similarity 1.0 to
+    tetradecane) is predicted but not in domain."""
+    import shutil
+
+    model = work / "model_with_domain"
+    shutil.copytree(tiny_model, model, dirs_exist_ok=True)
+    add_domain_to_artifact(model, [s for s in base if s != INVALID])
+    out = Predictor.from_pretrained(model).predict(["C" * 999, "CCCCCCCCCCCCCC", "c1ccccc1O"])
+    assert out["status"].tolist() == ["ok", "ok", "ok"]
+    assert out["in_domain"].tolist() == [False, True, True]

@@ -39,3 +39,17 @@ def test_inchikey_identifies_same_molecule_written_differently():
 def test_standardize_strips_counterion():
     mol = parse_smiles("CC(=O)[O-].[Na+]", standardize=True)
     assert mol.GetNumAtoms() == 4
+
+
+@pytest.mark.parametrize("bad", ["c1ccccc1 O", "CC\nO", "CC\tO", "CC\r\nO", "C C", "CCO \u00a0C"])
+def test_whitespace_inside_smiles_is_invalid_not_truncated(bad):
+    """RDKit reads up to the first whitespace and takes the rest as a name: "c1ccccc1 O" would
+    come back as benzene. Inside a SMILES it is invalid input, with the reason."""
+    with pytest.raises(InvalidInputError, match="whitespace") as err:
+        parse_smiles(bad)
+    assert "character" in str(err.value)
+
+
+@pytest.mark.parametrize("padded", ["  CCO", "CCO\n", "\tCCO\r\n", " CCO "])
+def test_leading_and_trailing_whitespace_is_stripped(padded):
+    assert canonical_smiles(padded) == canonical_smiles("CCO")

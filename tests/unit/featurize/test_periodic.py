@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from molprop.chem.structures import Structure3D, from_ase
+from molprop.featurize import radius
 from molprop.featurize.graph3d import Graph3DFeaturizer
 from molprop.featurize.radius import periodic_neighbors
 from molprop.models.config import ModelConfig, TaskConfig
@@ -51,8 +52,11 @@ def brute_force(s: Structure3D, cutoff: float) -> dict[tuple[int, int, int, int,
     return out
 
 
+@pytest.mark.parametrize("search", ["direct", "ase"])
 @pytest.mark.parametrize("name,structure", CRYSTALS, ids=[n for n, _ in CRYSTALS])
-def test_neighbour_list_matches_brute_force(name, structure):
+def test_neighbour_list_matches_brute_force(name, structure, search, monkeypatch):
+    """Both searches (direct over images for small cells, ASE's binned list for large ones)."""
+    monkeypatch.setattr(radius, "BRUTE_FORCE_PAIRS", 10**12 if search == "direct" else 0)
     cutoff = 6.0
     nl = periodic_neighbors(structure.pos, structure.cell, structure.pbc, cutoff)
     got = {(int(i), int(j), *map(int, s)): float(d)
@@ -64,6 +68,29 @@ def test_neighbour_list_matches_brute_force(name, structure):
     # distances from the carried Cartesian shift are exact
     vec = structure.pos[nl.dst] + nl.shift - structure.pos[nl.src]
     np.testing.assert_allclose(np.linalg.norm(vec, axis=1), nl.dist, atol=1e-6)
+
+
+def _bonds(nl, pos: np.ndarray) -> list[tuple]:
+    """Sorted (src, dst, bond vector on a 1e-6 Å grid) of a neighbour list."""
+    vec = np.round(pos[nl.dst] + nl.shift - pos[nl.src], 6)
+    return sorted(zip(nl.src.tolist(), nl.dst.tolist(), map(tuple, vec.tolist()), strict=True))
+
+
+def test_atoms_outside_the_cell_keep_their_bond_vectors():
+    """Moving atoms by lattice vectors (unwrapped coordinates) changes the image offsets, not
+    the neighbours: the same bond vectors, through the direct search and through ASE's."""
+    _, s = CRYSTALS[0]
+    moved = s.pos + np.array([[2, -1, 0], [0, 0, 3], [-2, 1, 1]] * (s.n_atoms // 3 + 1))[
+        : s.n_atoms] @ s.cell  # fmt: skip
+    for limit in (10**12, 0):
+        radius.BRUTE_FORCE_PAIRS, saved = limit, radius.BRUTE_FORCE_PAIRS
+        try:
+            a = periodic_neighbors(s.pos, s.cell, s.pbc, 6.0, 12)
+            b = periodic_neighbors(moved, s.cell, s.pbc, 6.0, 12)
+        finally:
+            radius.BRUTE_FORCE_PAIRS = saved
+        assert _bonds(a, s.pos) == _bonds(b, moved)
+        np.testing.assert_allclose(np.sort(a.dist), np.sort(b.dist), atol=1e-9)
 
 
 def test_face_atoms_find_image_neighbours():
@@ -93,7 +120,8 @@ def _supercell(s: Structure3D, reps: tuple[int, int, int]) -> Structure3D:
 def test_supercell_same_per_atom_and_four_times_total(token_kind):
     _, slab = CRYSTALS[1]
     # cutoff below half the shortest lattice vector: no atom pair is linked through two images,
-    # so the 2x2x1 graph is an exact 4-fold cover of the cell graph
+    # so the 2x2x1 graph is an exact 4-fold cover of the cell graph (smaller cells are exact
+    # through the masks' image multiplicities: tests/unit/models/test_invariance.py)
     feat = Graph3DFeaturizer(cutoff=4.0, max_neighbors=8, num_gaussians=16, tags=True,
                              fixed=True, atom_gaussians=True)  # fmt: skip
     cell_graph, super_graph = feat(slab), feat(_supercell(slab, (2, 2, 1)))

@@ -64,3 +64,53 @@ def test_save_load_round_trip_and_absent(tmp_path: Path, esol_smiles: list[str])
     np.testing.assert_array_equal(loaded.fingerprints, fingerprint_bits(esol_smiles[:60]))
     assert loaded.threshold == pytest.approx(ApplicabilityDomain.fit(esol_smiles[:60]).threshold)
     assert b"pickle" not in path.read_bytes()[:200]
+
+
+def test_size_outside_the_training_range_is_not_in_domain(esol_smiles: list[str]) -> None:
+    """Morgan bits hardly see size: a 999-carbon chain has the bits of tetradecane (in the
+    training rows), similarity 1.0, yet is far outside the training set's size range."""
+    domain = ApplicabilityDomain.fit(esol_smiles)
+    sizes = [Chem.MolFromSmiles(s).GetNumHeavyAtoms() for s in esol_smiles]
+    assert domain.heavy_atoms == (min(sizes), max(sizes))
+    chain = "C" * 999
+    assert domain.similarity([chain])[0] == 1.0  # the fingerprint alone would accept it
+    low, high = domain.heavy_atoms
+    flags = domain.in_domain([chain, "C" * high, "C" * (high + 1), "CCCCCCCCCCCCCC", "C" * (low - 1)])
+    assert flags.tolist() == [False, True, False, True, False]
+
+
+def test_size_range_is_stored_and_old_files_still_load(tmp_path: Path, esol_smiles: list[str]) -> None:
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    domain = ApplicabilityDomain.fit(esol_smiles[:60])
+    path = domain.save(tmp_path)
+    with safe_open(str(path), framework="numpy") as handle:
+        meta = handle.metadata()
+    assert (int(meta["heavy_atoms_min"]), int(meta["heavy_atoms_max"])) == domain.heavy_atoms
+    assert ApplicabilityDomain.load(tmp_path).heavy_atoms == domain.heavy_atoms
+    # a file from before the range was stored: loads, and only similarity decides
+    old_meta = {k: v for k, v in meta.items() if not k.startswith("heavy_atoms")}
+    save_file({"fingerprints": domain.fingerprints}, str(path), old_meta)
+    old = ApplicabilityDomain.load(tmp_path)
+    assert old is not None and old.heavy_atoms is None
+    assert old.in_domain(["C" * 999, "[Xe]"]).tolist() == [True, False]
+
+
+def test_pretrained_recipes_finish_writes_the_size_range(tmp_path: Path) -> None:
+    """``python -m molprop.pretrained_recipes --stage finish`` refits the domain of an existing
+    artifact (here a copy of the shipped solubility model) with the size range."""
+    import shutil
+
+    from molprop.pretrained_recipes import main
+
+    repo = Path(__file__).resolve().parents[3]
+    shutil.copytree(repo / "pretrained" / "solubility", tmp_path / "solubility")
+    assert main(["solubility", "--stage", "finish", "--out", str(tmp_path)]) == 0
+    split = pd.read_csv(tmp_path / "solubility" / "split.csv")
+    train = split.loc[split["split"] == "train", "smiles"]
+    sizes = [Chem.MolFromSmiles(s).GetNumHeavyAtoms() for s in train]
+    domain = ApplicabilityDomain.load(tmp_path / "solubility")
+    assert domain.heavy_atoms == (min(sizes), max(sizes))
+    card = (tmp_path / "solubility" / "card.md").read_text()
+    assert f"{min(sizes)}–{max(sizes)} heavy atoms" in card
