@@ -77,6 +77,9 @@ def embed_molecule(
 ) -> Conformer:
     """SMILES -> explicit-H molecule with one ETKDGv3 conformer (MMFF-relaxed when possible).
 
+    Atoms are embedded in RDKit's canonical order, so every way of writing a molecule gives
+    the same conformer (the returned atoms are in that canonical order).
+
     ``max_attempts`` embeddings are tried (seeds ``seed``, ``seed + 1``, ...), the second with
     random initial coordinates, all within ``MOLPROP_CONFORMER_TIMEOUT`` seconds; molecules
     over ``MOLPROP_CONFORMER_MAX_ATOMS`` heavy atoms are rejected (module docstring). MMFF
@@ -85,6 +88,9 @@ def embed_molecule(
     """
     max_atoms, timeout = conformer_limits()
     heavy = parse_smiles(smiles)
+    # canonical atom and bond order first: ETKDG's result depends on the order, and the same
+    # molecule written another way must get the same conformer (same molecule, same answer)
+    heavy = Chem.MolFromSmiles(Chem.MolToSmiles(heavy)) or heavy
     if heavy.GetNumHeavyAtoms() > max_atoms:
         raise InvalidInputError(
             f"SMILES {smiles!r}: {heavy.GetNumHeavyAtoms()} heavy atoms, more than the "

@@ -155,3 +155,17 @@ def test_shipped_model_gives_the_same_answer_for_rewritten_molecules(chiral):
     groups = np.asarray([i for i, _ in rows])
     spread = max(np.ptp(values[groups == i]) for i in range(30))
     assert spread < 1e-5
+
+
+def test_3d_conformers_from_smiles_do_not_depend_on_atom_order(chiral):
+    from molprop.featurize import FeaturizerConfig, build_featurizer
+
+    featurizer = build_featurizer(FeaturizerConfig("3d", {"num_gaussians": 16}))
+    rng = random.Random(3)
+    for smi in chiral[:6]:
+        reference = featurizer.from_smiles(smi)
+        key = np.sort(np.round(reference.edge_attr.sum(1), 4))
+        for _ in range(2):
+            graph = featurizer.from_smiles(rewrite(smi, rng)[0])
+            assert graph.n_nodes == reference.n_nodes
+            np.testing.assert_allclose(np.sort(np.round(graph.edge_attr.sum(1), 4)), key, atol=2e-4)
