@@ -33,7 +33,7 @@ def _heavy_graph(mol: Chem.Mol, text: str) -> tuple[int, int, int]:
     ``[2H]`` stay)."""
     if "H" not in text:  # no hydrogen atoms possible: every atom and bond is in the graph
         return mol.GetNumAtoms(), mol.GetNumAtoms(), mol.GetNumBonds()
-    heavy = sum(a.GetAtomicNum() != 1 for a in mol.GetAtoms())
+    heavy = mol.GetNumHeavyAtoms()
     try:
         graph = Chem.RemoveHs(mol, sanitize=False)
     except Exception:  # RDKit refuses some inputs; the featuriser reports them

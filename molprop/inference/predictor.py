@@ -11,13 +11,16 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rdkit import Chem
 
+from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
 from molprop.data.table import featurize_rows
-from molprop.errors import ArtifactError, ConfigError, InvalidInputError
+from molprop.errors import ArtifactError, ConfigError, InvalidInputError, PredictionCancelled
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.featurize.molgraph import MolGraph
 from molprop.inference.domain import ApplicabilityDomain
@@ -176,19 +179,13 @@ class Predictor:
         ensembles, ``status`` and ``error``; row i is input i. ``batch_size`` caps the molecules
         per forward pass (on a CPU a pass also stops at ``models.predict.CPU_MAX_TOKENS``).
 
-        Work limits (used by the service): a molecule with more than ``max_heavy_atoms`` heavy
-        atoms is a per-row ``invalid_input`` (checked by a cheap parse before featurising);
+        Work limits: a molecule with more than ``max_heavy_atoms`` heavy atoms is a per-row
+        ``invalid_input`` (checked by a cheap parse before featurising; the service screens
+        heavy atoms itself before queueing, see ``api.budget``);
         ``max_smiles_length`` replaces ``chem.smiles.MAX_SMILES_LENGTH`` for this call;
         ``should_stop`` is asked before every row is featurised and before every batch, and
         when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
         """
-        from contextlib import nullcontext
-
-        from rdkit import Chem
-
-        from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
-        from molprop.errors import PredictionCancelled
-
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
 
@@ -197,7 +194,7 @@ class Predictor:
                 raise PredictionCancelled("prediction stopped while featurising")
             if max_heavy_atoms is not None and isinstance(smi, str) and len(smi) <= length:
                 mol = Chem.MolFromSmiles(smi.strip(), sanitize=False)  # None: featuriser says why
-                heavy = 0 if mol is None else sum(a.GetAtomicNum() != 1 for a in mol.GetAtoms())
+                heavy = 0 if mol is None else mol.GetNumHeavyAtoms()
                 if heavy > max_heavy_atoms:
                     raise InvalidInputError(f"molecule has {heavy} heavy atoms, more than the "
                                             f"limit of {max_heavy_atoms} (max_heavy_atoms)")  # fmt: skip
