@@ -112,8 +112,10 @@ def clean_error(error: dict[str, Any]) -> dict[str, Any]:
         out["input"] = summarize(error["input"])
     ctx = error.get("ctx")
     if isinstance(ctx, dict):
-        out["ctx"] = {str(k): summarize(v if isinstance(v, (int, float, str)) else str(v))
-                      for k, v in ctx.items()}  # fmt: skip
+        out["ctx"] = {
+            str(k): summarize(v if isinstance(v, (int, float, str)) else str(v))
+            for k, v in ctx.items()
+        }
     return out
 
 

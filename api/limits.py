@@ -16,11 +16,19 @@ class BodySizeLimit:
         self.max_bytes = max_bytes
 
     async def _reject(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body larger than {self.max_bytes} bytes "
-                                     "(MOLPROP_MAX_BODY_BYTES)"}).encode()  # fmt: skip
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})  # fmt: skip
+        body = json.dumps(
+            {"detail": f"request body larger than {self.max_bytes} bytes (MOLPROP_MAX_BODY_BYTES)"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -76,8 +76,10 @@ def create_app_from_environment() -> FastAPI:
     try:
         settings = Settings()
     except ValidationError as exc:
-        reasons = "\n".join(f"  {'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}"
-                            for e in exc.errors(include_input=False))  # fmt: skip
+        reasons = "\n".join(
+            f"  {'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}"
+            for e in exc.errors(include_input=False)
+        )
         raise SystemExit(f"molprop service not started: invalid settings\n{reasons}") from None
     return create_app(settings)
 

@@ -36,8 +36,9 @@ def _test_metrics(directory: Path) -> dict[str, float]:
     if not path.exists():
         return {}
     ensemble = json.loads(path.read_text()).get("test", {}).get("ensemble", {})
-    return {k: float(v) for k, v in ensemble.items()
-            if isinstance(v, (int, float)) and math.isfinite(v)}  # fmt: skip
+    return {
+        k: float(v) for k, v in ensemble.items() if isinstance(v, (int, float)) and math.isfinite(v)
+    }
 
 
 def load_model(directory: Path) -> ServedModel:
@@ -45,8 +46,10 @@ def load_model(directory: Path) -> ServedModel:
     predictor = Predictor.from_pretrained(directory)
     config = predictor.config
     if len(predictor.target_names) != 1:
-        raise ValueError(f"{directory}: the service serves single-target models, this one has "
-                         f"{predictor.target_names}")  # fmt: skip
+        raise ValueError(
+            f"{directory}: the service serves single-target models, this one has "
+            f"{predictor.target_names}"
+        )
     card_path = directory / "card.md"
     return ServedModel(
         name=directory.name,

@@ -25,7 +25,7 @@ from api.schemas import (
     PredictionResult,
     PredictRequest,
     PredictResponse,
-)  # fmt: skip
+)
 from api.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -65,26 +65,42 @@ def require_api_key(
         return
     given = (key or "").encode("utf-8", "surrogatepass")
     if not secrets.compare_digest(given, expected.get_secret_value().encode("utf-8")):
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing or invalid X-API-Key header",
-                            headers={"WWW-Authenticate": "APIKey"})  # fmt: skip
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "missing or invalid X-API-Key header",
+            headers={"WWW-Authenticate": "APIKey"},
+        )
 
 
 def find_model(name: str, models: dict[str, ServedModel]) -> ServedModel:
     if name not in models:
-        raise HTTPException(status.HTTP_404_NOT_FOUND,
-                            f"unknown model {safe_text(name)!r}; available: {sorted(models)}")  # fmt: skip
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"unknown model {safe_text(name)!r}; available: {sorted(models)}",
+        )
     return models[name]
 
 
 def summary(model: ServedModel) -> dict:
-    return {"name": model.name, "task": model.task, "target": model.target, "unit": model.unit,
-            "version": model.version, "n_members": model.n_members,
-            "test_metrics": model.test_metrics}  # fmt: skip
+    return {
+        "name": model.name,
+        "task": model.task,
+        "target": model.target,
+        "unit": model.unit,
+        "version": model.version,
+        "n_members": model.n_members,
+        "test_metrics": model.test_metrics,
+    }
 
 
 health_router = APIRouter(tags=["service"])
-v1 = APIRouter(prefix="/v1", tags=["models"], dependencies=[Depends(require_api_key)],
-               responses={401: {"model": ErrorBody}}, route_class=StrictJSONRoute)  # fmt: skip
+v1 = APIRouter(
+    prefix="/v1",
+    tags=["models"],
+    dependencies=[Depends(require_api_key)],
+    responses={401: {"model": ErrorBody}},
+    route_class=StrictJSONRoute,
+)
 
 
 @health_router.get("/health", response_model=Health, responses={503: {"model": ErrorBody}})
@@ -113,8 +129,9 @@ def _optional(value: object) -> float | None:
     return out if math.isfinite(out) else None
 
 
-def build_results(body: PredictRequest, model: ServedModel, rejected: dict[int, str],
-                  frame: pd.DataFrame) -> list[PredictionResult]:  # fmt: skip
+def build_results(
+    body: PredictRequest, model: ServedModel, rejected: dict[int, str], frame: pd.DataFrame
+) -> list[PredictionResult]:
     """One result per input row, in input order. ``rejected`` maps the rows refused before the
     model to their reason; ``frame`` holds the other rows, in order."""
     target = model.target
@@ -125,21 +142,32 @@ def build_results(body: PredictRequest, model: ServedModel, rejected: dict[int, 
         ident = safe_text(ident) if isinstance(ident, str) else ident
         common = {"index": i, "id": ident, "smiles": safe_text(smi)}
         if i in rejected:
-            results.append(PredictionResult(**common, value=None, status=STATUS_INVALID,
-                                            error=rejected[i]))  # fmt: skip
+            results.append(
+                PredictionResult(**common, value=None, status=STATUS_INVALID, error=rejected[i])
+            )
             continue
         row = next(rows)
         if row["status"] != STATUS_OK:
-            results.append(PredictionResult(**common, value=None, status=row["status"],
-                                            error=safe_text(str(row["error"])) or None))  # fmt: skip
+            results.append(
+                PredictionResult(
+                    **common,
+                    value=None,
+                    status=row["status"],
+                    error=safe_text(str(row["error"])) or None,
+                )
+            )
             continue
         std = row.get(f"{target}_std")
         in_domain = row.get("in_domain")
-        results.append(PredictionResult(
-            **common, value=float(row[target]), status=STATUS_OK,
-            uncertainty=None if std is None else _optional(std),
-            in_domain=None if in_domain is None else bool(in_domain),
-        ))  # fmt: skip
+        results.append(
+            PredictionResult(
+                **common,
+                value=float(row[target]),
+                status=STATUS_OK,
+                uncertainty=None if std is None else _optional(std),
+                in_domain=None if in_domain is None else bool(in_domain),
+            )
+        )
     return results
 
 
@@ -152,16 +180,19 @@ def screen_rows(
     rejected: dict[int, str] = {}
     for i, smi in enumerate(smiles):
         if len(smi) > limit:
-            rejected[i] = (f"SMILES too long ({len(smi)} > {limit} characters, "
-                           "MOLPROP_MAX_SMILES_LENGTH)")  # fmt: skip
+            rejected[i] = (
+                f"SMILES too long ({len(smi)} > {limit} characters, MOLPROP_MAX_SMILES_LENGTH)"
+            )
         elif not encodable(smi):
             rejected[i] = "SMILES contains characters that are not valid Unicode"
     todo = [i for i in range(len(smiles)) if i not in rejected]
     tokens = 0
     for i, cost in zip(todo, predictor_costs([smiles[i] for i in todo], model.predictor)):
         if cost.heavy_atoms > settings.max_heavy_atoms:
-            rejected[i] = (f"molecule has {cost.heavy_atoms} heavy atoms; the limit is "
-                           f"{settings.max_heavy_atoms} per molecule (MOLPROP_MAX_HEAVY_ATOMS)")  # fmt: skip
+            rejected[i] = (
+                f"molecule has {cost.heavy_atoms} heavy atoms; the limit is "
+                f"{settings.max_heavy_atoms} per molecule (MOLPROP_MAX_HEAVY_ATOMS)"
+            )
         else:
             tokens += cost.tokens
     return rejected, tokens
@@ -171,15 +202,24 @@ def _stopped(exc: JobStopped, settings: Settings) -> HTTPException:
     if exc.reason == "disconnected":
         log.info("client disconnected: prediction stopped")
         return HTTPException(CLIENT_CLOSED, "client closed the connection; prediction stopped")
-    return HTTPException(status.HTTP_504_GATEWAY_TIMEOUT,
-                         f"the request did not finish within {settings.request_timeout_s:g} s of its "
-                         "arrival (MOLPROP_REQUEST_TIMEOUT_S, queueing included); its work was "
-                         "stopped: send fewer or smaller molecules, or retry later")  # fmt: skip
+    return HTTPException(
+        status.HTTP_504_GATEWAY_TIMEOUT,
+        f"the request did not finish within {settings.request_timeout_s:g} s of its "
+        "arrival (MOLPROP_REQUEST_TIMEOUT_S, queueing included); its work was "
+        "stopped: send fewer or smaller molecules, or retry later",
+    )
 
 
-@v1.post("/predict", response_model=PredictResponse,
-         responses={404: {"model": ErrorBody}, 413: {"model": ErrorBody},
-                    503: {"model": ErrorBody}, 504: {"model": ErrorBody}})  # fmt: skip
+@v1.post(
+    "/predict",
+    response_model=PredictResponse,
+    responses={
+        404: {"model": ErrorBody},
+        413: {"model": ErrorBody},
+        503: {"model": ErrorBody},
+        504: {"model": ErrorBody},
+    },
+)
 async def predict(
     body: PredictRequest,
     request: Request,
@@ -194,16 +234,20 @@ async def predict(
     arrival = time.monotonic()
     model = find_model(body.model, models)
     if len(body.smiles) > settings.max_batch:
-        raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-                            f"{len(body.smiles)} SMILES in one request; the limit is "
-                            f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request")  # fmt: skip
+        raise HTTPException(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            f"{len(body.smiles)} SMILES in one request; the limit is "
+            f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
+        )
     rejected, tokens = await run_in_threadpool(screen_rows, body.smiles, model, settings)
     if tokens > settings.max_request_tokens:
-        raise HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-                            f"the request has {tokens} attention tokens "
-                            f"({model.predictor.config.model.token_kind.upper()} tokens summed over "
-                            f"its molecules); the limit is {settings.max_request_tokens} "
-                            "(MOLPROP_MAX_REQUEST_TOKENS): split the request")  # fmt: skip
+        raise HTTPException(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            f"the request has {tokens} attention tokens "
+            f"({model.predictor.config.model.token_kind.upper()} tokens summed over "
+            f"its molecules); the limit is {settings.max_request_tokens} "
+            "(MOLPROP_MAX_REQUEST_TOKENS): split the request",
+        )
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
     if batch:
@@ -212,20 +256,24 @@ async def predict(
         job = Job(deadline=arrival + settings.request_timeout_s)
 
         def work() -> pd.DataFrame:
-            return model.predictor.predict(batch, max_smiles_length=settings.max_smiles_length,
-                                           should_stop=job.should_stop)  # fmt: skip
+            return model.predictor.predict(
+                batch, max_smiles_length=settings.max_smiles_length, should_stop=job.should_stop
+            )
 
         try:
             frame = await run_job(lane, work, job, request)
         except QueueFull as exc:
-            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE,
-                                f"the inference queue is full ({exc.waiting} requests waiting for "
-                                f"the {exc.lane} workers; MOLPROP_MAX_QUEUE={exc.max_queue}): retry "
-                                f"after {exc.retry_after} s",
-                                headers={"Retry-After": str(exc.retry_after)}) from None  # fmt: skip
+            raise HTTPException(
+                status.HTTP_503_SERVICE_UNAVAILABLE,
+                f"the inference queue is full ({exc.waiting} requests waiting for "
+                f"the {exc.lane} workers; MOLPROP_MAX_QUEUE={exc.max_queue}): retry "
+                f"after {exc.retry_after} s",
+                headers={"Retry-After": str(exc.retry_after)},
+            ) from None
         except JobStopped as exc:
             raise _stopped(exc, settings) from None
         response.headers["Server-Timing"] = job.server_timing()
     results = build_results(body, model, rejected, frame)
-    return PredictResponse(model=model.name, version=model.version, unit=model.unit,
-                           results=results)  # fmt: skip
+    return PredictResponse(
+        model=model.name, version=model.version, unit=model.unit, results=results
+    )

@@ -77,19 +77,25 @@ class Settings(BaseSettings):
             return None
         value = key.get_secret_value()
         if not value.strip():
-            raise ValueError("MOLPROP_API_KEY is set but empty (or only whitespace); an empty key "
-                             "does not turn authentication off: set a key, or unset "
-                             "MOLPROP_API_KEY to serve without one")  # fmt: skip
+            raise ValueError(
+                "MOLPROP_API_KEY is set but empty (or only whitespace); an empty key "
+                "does not turn authentication off: set a key, or unset "
+                "MOLPROP_API_KEY to serve without one"
+            )
         if value != value.strip():
-            raise ValueError("MOLPROP_API_KEY starts or ends with whitespace, which an X-API-Key "
-                             "header cannot carry (HTTP strips it): remove the whitespace")  # fmt: skip
+            raise ValueError(
+                "MOLPROP_API_KEY starts or ends with whitespace, which an X-API-Key "
+                "header cannot carry (HTTP strips it): remove the whitespace"
+            )
         return key
 
     @model_validator(mode="after")
     def _body_holds_a_smiles(self) -> Settings:
         need = self.max_smiles_length + _BODY_OVERHEAD
         if self.max_body_bytes < need:
-            raise ValueError(f"MOLPROP_MAX_BODY_BYTES={self.max_body_bytes} cannot carry one SMILES "
-                             f"of MOLPROP_MAX_SMILES_LENGTH={self.max_smiles_length} characters: "
-                             f"set MOLPROP_MAX_BODY_BYTES to at least {need}")  # fmt: skip
+            raise ValueError(
+                f"MOLPROP_MAX_BODY_BYTES={self.max_body_bytes} cannot carry one SMILES "
+                f"of MOLPROP_MAX_SMILES_LENGTH={self.max_smiles_length} characters: "
+                f"set MOLPROP_MAX_BODY_BYTES to at least {need}"
+            )
         return self

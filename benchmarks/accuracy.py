@@ -3,7 +3,7 @@
 Every model sees the same cleaned table and the same scaffold split indices
 (``benchmarks.splits``), the same epoch budget and early-stopping patience on validation loss,
 one thread each, and is scored on the test part by the same metric code
-(``molprop.pipelines.metrics``). Each run is a whole subprocess; wall time and peak RSS are kept.
+(``molprop.training.metrics``). Each run is a whole subprocess; wall time and peak RSS are kept.
 
 Full grid (5 datasets x 3 seeds x 4 models): ``python -m benchmarks.accuracy --all``
 Cut grid:  ``python -m benchmarks.accuracy --datasets ESOL FreeSolv --seeds 0 --epochs 30``
@@ -39,11 +39,18 @@ from benchmarks.common import (
 )
 from benchmarks.splits import data_path, prepare, seed_csv_path, split_path
 from molprop.models.config import ModelConfig, TrainConfig
-from molprop.pipelines.metrics import compute_metrics
+from molprop.training.metrics import compute_metrics
 
 log = logging.getLogger(__name__)
-MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "molprop_esa_small_prev",
-          "chemprop", "gin", "pna")
+MODELS = (
+    "molprop_esa",
+    "molprop_esa_small",
+    "molprop_esa_prev",
+    "molprop_esa_small_prev",
+    "chemprop",
+    "gin",
+    "pna",
+)
 #: ``molprop_esa_small``: ``molprop train --preset small`` (molprop.models.config.PRESETS: the
 #: shipped models' architecture, one member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no
 #: dropout, batch 64, lr 5e-4)
@@ -52,26 +59,60 @@ SMALL_FLAGS = ["--preset", "small"]
 #: weights), to measure what the new defaults (no dropout, weight averaging) changed
 PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0"]
 #: extra ``molprop train`` flags of each molprop model in the grid
-MOLPROP_FLAGS = {"molprop_esa": [], "molprop_esa_small": SMALL_FLAGS, "molprop_esa_prev": PREV_FLAGS,
-                 "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0"]}
+MOLPROP_FLAGS = {
+    "molprop_esa": [],
+    "molprop_esa_small": SMALL_FLAGS,
+    "molprop_esa_prev": PREV_FLAGS,
+    "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0"],
+}
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
 
 
 def molprop_defaults() -> dict:
     """ModelConfig / TrainConfig defaults in force now (what the CLI uses)."""
-    model = {f.name: f.default for f in fields(ModelConfig) if f.name not in
-             ("node_dim", "edge_dim", "n_tasks", "task_type", "n_extra")}  # fmt: skip
+    model = {
+        f.name: f.default
+        for f in fields(ModelConfig)
+        if f.name not in ("node_dim", "edge_dim", "n_tasks", "task_type", "n_extra")
+    }
     return {"model": model, "train": TrainConfig().to_dict()}
 
 
-def run_molprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int,
-                extra: list[str] | None = None):
+def run_molprop(
+    name: str,
+    seed: int,
+    epochs: int,
+    patience: int,
+    out: Path,
+    threads: int,
+    extra: list[str] | None = None,
+):
     spec = DATASETS[name]
-    cmd = [str(VENV_BIN / "molprop"), "train", "--data", str(seed_csv_path(name, seed)),
-           "--smiles-column", "smiles", "--target-columns", "target",
-           "--task-type", spec.task_type, "--split-type", "column", "--split-column", "split",
-           "--epochs", str(epochs), "--patience", str(patience), "--seed", str(seed),
-           "--out", str(out), "--no-progress"] + (extra or [])  # fmt: skip
+    cmd = [
+        str(VENV_BIN / "molprop"),
+        "train",
+        "--data",
+        str(seed_csv_path(name, seed)),
+        "--smiles-column",
+        "smiles",
+        "--target-columns",
+        "target",
+        "--task-type",
+        spec.task_type,
+        "--split-type",
+        "column",
+        "--split-column",
+        "split",
+        "--epochs",
+        str(epochs),
+        "--patience",
+        str(patience),
+        "--seed",
+        str(seed),
+        "--out",
+        str(out),
+        "--no-progress",
+    ] + (extra or [])
     proc = run_process(cmd, env=thread_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"molprop failed: {proc.stderr[-2000:]}")
@@ -95,20 +136,57 @@ def chemprop_test_metrics(name: str, seed: int, out: Path) -> dict:
     truth = frame.iloc[test_idx].reset_index(drop=True)
     if preds["smiles"].tolist() != truth["smiles"].tolist():
         raise RuntimeError("chemprop test predictions are not in split order")
-    return compute_metrics(truth["target"].to_numpy()[:, None], preds["target"].to_numpy()[:, None],
-                           spec.task_type)  # fmt: skip
+    return compute_metrics(
+        truth["target"].to_numpy()[:, None], preds["target"].to_numpy()[:, None], spec.task_type
+    )
 
 
-def run_chemprop(name: str, seed: int, epochs: int, patience: int, out: Path, threads: int,
-                 extra: list[str] | None = None):
+def run_chemprop(
+    name: str,
+    seed: int,
+    epochs: int,
+    patience: int,
+    out: Path,
+    threads: int,
+    extra: list[str] | None = None,
+):
     spec = DATASETS[name]
     metrics = ["rmse", "r2"] if spec.task_type == "regression" else ["roc", "binary-mcc"]
-    cmd = [str(VENV_BIN / "chemprop"), "train", "-i", str(data_path(name)), "-s", "smiles",
-           "--target-columns", "target", "-t", spec.task_type,
-           "--splits-file", str(split_path(name, seed)), "--epochs", str(epochs),
-           "--patience", str(patience), "--tracking-metric", "val_loss", "--metrics", *metrics,
-           "-o", str(out), "--num-workers", "0", "--accelerator", "cpu", "--devices", "1",
-           "--pytorch-seed", str(seed), "--data-seed", str(seed), *(extra or [])]  # fmt: skip
+    cmd = [
+        str(VENV_BIN / "chemprop"),
+        "train",
+        "-i",
+        str(data_path(name)),
+        "-s",
+        "smiles",
+        "--target-columns",
+        "target",
+        "-t",
+        spec.task_type,
+        "--splits-file",
+        str(split_path(name, seed)),
+        "--epochs",
+        str(epochs),
+        "--patience",
+        str(patience),
+        "--tracking-metric",
+        "val_loss",
+        "--metrics",
+        *metrics,
+        "-o",
+        str(out),
+        "--num-workers",
+        "0",
+        "--accelerator",
+        "cpu",
+        "--devices",
+        "1",
+        "--pytorch-seed",
+        str(seed),
+        "--data-seed",
+        str(seed),
+        *(extra or []),
+    ]
     proc = run_process(cmd, env=chemprop_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"chemprop failed: {proc.stderr[-2000:]}")
@@ -123,10 +201,27 @@ def run_pyg(model: str, name: str, seed: int, epochs: int, patience: int, out: P
     spec = DATASETS[name]
     out.mkdir(parents=True, exist_ok=True)
     hidden = "64" if model == "pna" else "128"
-    cmd = [str(VENV_BIN / "python"), "-m", "benchmarks.pyg_baselines",
-           "--csv", str(seed_csv_path(name, seed)), "--model", model,
-           "--task-type", spec.task_type, "--epochs", str(epochs), "--patience", str(patience),
-           "--seed", str(seed), "--hidden", hidden, "--out", str(out / "metrics.json")]  # fmt: skip
+    cmd = [
+        str(VENV_BIN / "python"),
+        "-m",
+        "benchmarks.pyg_baselines",
+        "--csv",
+        str(seed_csv_path(name, seed)),
+        "--model",
+        model,
+        "--task-type",
+        spec.task_type,
+        "--epochs",
+        str(epochs),
+        "--patience",
+        str(patience),
+        "--seed",
+        str(seed),
+        "--hidden",
+        hidden,
+        "--out",
+        str(out / "metrics.json"),
+    ]
     proc = run_process(cmd, env=thread_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"{model} failed: {proc.stderr[-2000:]}")
@@ -138,16 +233,26 @@ def run_one(model: str, name: str, seed: int, epochs: int, patience: int, thread
     out = WORK / "accuracy" / f"{name}_seed{seed}_{model}"
     shutil.rmtree(out, ignore_errors=True)
     if model in MOLPROP_FLAGS:
-        test, proc, epochs_run, best = run_molprop(name, seed, epochs, patience, out, threads,
-                                                   MOLPROP_FLAGS[model])  # fmt: skip
+        test, proc, epochs_run, best = run_molprop(
+            name, seed, epochs, patience, out, threads, MOLPROP_FLAGS[model]
+        )
     elif model == "chemprop":
         test, proc, epochs_run, best = run_chemprop(name, seed, epochs, patience, out, threads)
     else:
         test, proc, epochs_run, best = run_pyg(model, name, seed, epochs, patience, out, threads)
     config = molprop_run_config(out) if model in MOLPROP_FLAGS else None
-    return {"dataset": name, "seed": seed, "model": model, "test": test, "config": config,
-            "epochs_run": epochs_run, "best_epoch": best, "wall_seconds": round(proc.seconds, 1),
-            "cpu_seconds": round(proc.cpu_seconds, 1), "peak_rss_mb": round(proc.peak_rss_mb, 1)}  # fmt: skip
+    return {
+        "dataset": name,
+        "seed": seed,
+        "model": model,
+        "test": test,
+        "config": config,
+        "epochs_run": epochs_run,
+        "best_epoch": best,
+        "wall_seconds": round(proc.seconds, 1),
+        "cpu_seconds": round(proc.cpu_seconds, 1),
+        "peak_rss_mb": round(proc.peak_rss_mb, 1),
+    }
 
 
 def summarise(runs: list[dict]) -> list[dict]:
@@ -175,9 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="OMP threads per run")
     p.add_argument("--rerun", action="store_true", help="ignore finished runs in accuracy.json")
     p.add_argument("--jobs", type=int, default=1, help="runs at once (each its own process)")
-    p.add_argument("--result-name", default="accuracy",
-                   help="results/<name>.json (another name keeps extra runs, e.g. more seeds, "
-                        "out of the grid that RESULTS.md reports)")  # fmt: skip
+    p.add_argument(
+        "--result-name",
+        default="accuracy",
+        help="results/<name>.json (another name keeps extra runs, e.g. more seeds, "
+        "out of the grid that RESULTS.md reports)",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.all:
@@ -186,27 +294,50 @@ def main(argv: list[str] | None = None) -> int:
     runs = [] if args.rerun else previous.get("runs", [])
     settings = {"epochs": args.epochs, "patience": args.patience, "threads": args.threads}
     if runs and previous.get("settings") != settings:
-        raise SystemExit(f"accuracy.json holds runs made with {previous.get('settings')}; "
-                         f"use the same settings or --rerun")  # fmt: skip
+        raise SystemExit(
+            f"accuracy.json holds runs made with {previous.get('settings')}; "
+            f"use the same settings or --rerun"
+        )
     done = {(r["dataset"], r["seed"], r["model"]) for r in runs}
     for name in args.datasets:
         prepare(name, args.seeds)
-    groups = [m for m in MODELS if m in args.models and m in HEADLINE], \
-             [m for m in MODELS if m in args.models and m not in HEADLINE]
-    todo = [(name, seed, model) for group in groups for seed in args.seeds
-            for name in args.datasets for model in group if (name, seed, model) not in done]
+    groups = (
+        [m for m in MODELS if m in args.models and m in HEADLINE],
+        [m for m in MODELS if m in args.models and m not in HEADLINE],
+    )
+    todo = [
+        (name, seed, model)
+        for group in groups
+        for seed in args.seeds
+        for name in args.datasets
+        for model in group
+        if (name, seed, model) not in done
+    ]
     lock = threading.Lock()
 
     def work(key: tuple[str, int, str]) -> None:
         name, seed, model = key
         log.info("accuracy: %s seed %d %s", name, seed, model)
         result = run_one(model, name, seed, args.epochs, args.patience, args.threads)
-        log.info("  %s seed %d %s -> %s (%.0f s)", name, seed, model, result["test"],
-                 result["wall_seconds"])
+        log.info(
+            "  %s seed %d %s -> %s (%.0f s)",
+            name,
+            seed,
+            model,
+            result["test"],
+            result["wall_seconds"],
+        )
         with lock:
             runs.append(result)
-            save_result(args.result_name, {"settings": settings, "molprop_defaults": molprop_defaults(),
-                                     "runs": runs, "summary": summarise(runs)})  # fmt: skip
+            save_result(
+                args.result_name,
+                {
+                    "settings": settings,
+                    "molprop_defaults": molprop_defaults(),
+                    "runs": runs,
+                    "summary": summarise(runs),
+                },
+            )
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for future in [pool.submit(work, key) for key in todo]:

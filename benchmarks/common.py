@@ -41,14 +41,16 @@ class DatasetSpec:
 
 
 DATASETS: dict[str, DatasetSpec] = {
-    "ESOL": DatasetSpec("ESOL", "ESOL.csv.gz", "smiles",
-                        "measured log solubility in mols per litre", "regression"),
+    "ESOL": DatasetSpec(
+        "ESOL", "ESOL.csv.gz", "smiles", "measured log solubility in mols per litre", "regression"
+    ),
     "FreeSolv": DatasetSpec("FreeSolv", "FreeSolv.csv.gz", "smiles", "expt", "regression"),
-    "Lipophilicity": DatasetSpec("Lipophilicity", "Lipophilicity.csv.gz", "smiles", "exp",
-                                 "regression"),
+    "Lipophilicity": DatasetSpec(
+        "Lipophilicity", "Lipophilicity.csv.gz", "smiles", "exp", "regression"
+    ),
     "BBBP": DatasetSpec("BBBP", "bbbp.csv.gz", "smiles", "p_np", "classification"),
     "BACE": DatasetSpec("BACE", "bace.csv.gz", "mol", "Class", "classification"),
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,10 @@ class ProcessResult:
 
 
 def run_process(
-    cmd: list[str], env: dict[str, str] | None = None, timeout: float | None = None, cwd: Path = REPO
+    cmd: list[str],
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    cwd: Path = REPO,
 ) -> ProcessResult:
     """Run ``cmd``; peak RSS comes from ``wait4``'s rusage (max over the process and the
     descendants it waited for), so each measurement covers exactly one whole process."""
@@ -88,10 +93,13 @@ def run_process(
         seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     return ProcessResult(
-        proc.returncode, seconds, usage.ru_maxrss / 1024.0,
-        Path(f"{out_path}.out").read_text(), Path(f"{out_path}.err").read_text(),
+        proc.returncode,
+        seconds,
+        usage.ru_maxrss / 1024.0,
+        Path(f"{out_path}.out").read_text(),
+        Path(f"{out_path}.err").read_text(),
         usage.ru_utime + usage.ru_stime,
-    )  # fmt: skip
+    )
 
 
 def chemprop_env(threads: int) -> dict[str, str]:
@@ -102,8 +110,12 @@ def chemprop_env(threads: int) -> dict[str, str]:
 
 def thread_env(threads: int) -> dict[str, str]:
     n = str(threads)
-    return {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n,
-            "MOLPROP_NO_PROGRESS": "1"}  # fmt: skip
+    return {
+        "OMP_NUM_THREADS": n,
+        "MKL_NUM_THREADS": n,
+        "OPENBLAS_NUM_THREADS": n,
+        "MOLPROP_NO_PROGRESS": "1",
+    }
 
 
 def package_version(name: str) -> str:
@@ -126,8 +138,18 @@ def machine_facts() -> dict[str, Any]:
     except OSError:
         pass
     mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    packages = ["molprop", "torch", "torch_geometric", "chemprop", "lightning", "rdkit", "numpy",
-                "pandas", "fastapi", "uvicorn"]  # fmt: skip
+    packages = [
+        "molprop",
+        "torch",
+        "torch_geometric",
+        "chemprop",
+        "lightning",
+        "rdkit",
+        "numpy",
+        "pandas",
+        "fastapi",
+        "uvicorn",
+    ]
     return {
         "cpu": cpu,
         "logical_cpus": os.cpu_count(),

@@ -19,7 +19,7 @@ import pandas as pd
 from benchmarks.common import VENV_BIN, chemprop_env, run_process
 from benchmarks.core_defaults import DATASETS, REPO
 from molprop.data.splits import make_split
-from molprop.pipelines.metrics import compute_metrics
+from molprop.training.metrics import compute_metrics
 
 
 def run(dataset: str, seed: int, out_root: Path, epochs: int) -> dict:
@@ -32,13 +32,37 @@ def run(dataset: str, seed: int, out_root: Path, epochs: int) -> dict:
     csv = out / "data.csv"  # chemprop reads plain CSV only
     frame.to_csv(csv, index=False)
     splits_file = out / "splits.json"
-    splits_file.write_text(json.dumps([{k: [int(i) for i in getattr(split, k)]
-                                        for k in ("train", "val", "test")}]))  # fmt: skip
-    cmd = [str(VENV_BIN / "chemprop"), "train", "-i", str(csv), "-s", "smiles",
-           "--target-columns", target, "-t", "regression", "--splits-file", str(splits_file),
-           "--epochs", str(epochs), "-o", str(out / "model"), "--num-workers", "0",
-           "--accelerator", "cpu", "--devices", "1", "--pytorch-seed", str(seed),
-           "--data-seed", str(seed)]  # fmt: skip
+    splits_file.write_text(
+        json.dumps([{k: [int(i) for i in getattr(split, k)] for k in ("train", "val", "test")}])
+    )
+    cmd = [
+        str(VENV_BIN / "chemprop"),
+        "train",
+        "-i",
+        str(csv),
+        "-s",
+        "smiles",
+        "--target-columns",
+        target,
+        "-t",
+        "regression",
+        "--splits-file",
+        str(splits_file),
+        "--epochs",
+        str(epochs),
+        "-o",
+        str(out / "model"),
+        "--num-workers",
+        "0",
+        "--accelerator",
+        "cpu",
+        "--devices",
+        "1",
+        "--pytorch-seed",
+        str(seed),
+        "--data-seed",
+        str(seed),
+    ]
     start = time.perf_counter()
     proc = run_process(cmd, env=chemprop_env(1))
     if proc.returncode != 0:
@@ -48,11 +72,19 @@ def run(dataset: str, seed: int, out_root: Path, epochs: int) -> dict:
     truth = frame.iloc[list(split.test)].reset_index(drop=True)
     if preds["smiles"].tolist() != truth["smiles"].tolist():
         raise RuntimeError("chemprop test predictions are not in split order")
-    test = compute_metrics(truth[target].to_numpy()[:, None], preds[target].to_numpy()[:, None],
-                           "regression")  # fmt: skip
-    return {"dataset": dataset, "seed": seed, "model": "chemprop v2 (defaults)", "epochs": epochs,
-            "wall_s": round(wall, 1), "cpu_s": round(proc.cpu_seconds, 1), "test": test,
-            "n_test": len(split.test)}  # fmt: skip
+    test = compute_metrics(
+        truth[target].to_numpy()[:, None], preds[target].to_numpy()[:, None], "regression"
+    )
+    return {
+        "dataset": dataset,
+        "seed": seed,
+        "model": "chemprop v2 (defaults)",
+        "epochs": epochs,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(proc.cpu_seconds, 1),
+        "test": test,
+        "n_test": len(split.test),
+    }
 
 
 def main() -> None:
@@ -74,8 +106,10 @@ def main() -> None:
                 res.write_text(json.dumps(rows, indent=2))
     for ds in args.datasets:
         t = np.array([r["test"]["rmse"] for r in rows if r["dataset"] == ds])
-        print(f"{ds}: chemprop test RMSE {t.mean():.3f} ± {t.std(ddof=1) if len(t) > 1 else 0:.3f} "
-              f"({' / '.join(f'{x:.3f}' for x in t)})")  # fmt: skip
+        print(
+            f"{ds}: chemprop test RMSE {t.mean():.3f} ± {t.std(ddof=1) if len(t) > 1 else 0:.3f} "
+            f"({' / '.join(f'{x:.3f}' for x in t)})"
+        )
 
 
 if __name__ == "__main__":

@@ -30,18 +30,39 @@ def run(dataset: str, seed: int, out_root: Path, flags: Sequence[str] = (), tag:
     and CPU seconds of the training process, test / val metrics, epochs run."""
     path, target, _ = DATASETS[dataset]
     out = out_root / f"{dataset}{'_' + tag if tag else ''}_seed{seed}"
-    cmd = [sys.executable, "-m", "molprop.cli.main", "train", "--data", str(REPO / path),
-           "--smiles-column", "smiles", "--target-columns", target, "--seed", str(seed),
-           "--no-progress", "--out", str(out), *flags]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "molprop.cli.main",
+        "train",
+        "--data",
+        str(REPO / path),
+        "--smiles-column",
+        "smiles",
+        "--target-columns",
+        target,
+        "--seed",
+        str(seed),
+        "--no-progress",
+        "--out",
+        str(out),
+        *flags,
+    ]
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
     wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     metrics = json.loads((out / "metrics.json").read_text())
-    return {"dataset": dataset, "seed": seed, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "cmd": " ".join(cmd[1:]), "test": metrics["test"]["ensemble"],
-            "val": metrics["val"]["ensemble"],
-            "epochs": metrics["training"]["members"][0]["epochs_run"]}  # fmt: skip
+    return {
+        "dataset": dataset,
+        "seed": seed,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "cmd": " ".join(cmd[1:]),
+        "test": metrics["test"]["ensemble"],
+        "val": metrics["val"]["ensemble"],
+        "epochs": metrics["training"]["members"][0]["epochs_run"],
+    }
 
 
 def main() -> None:
@@ -57,20 +78,26 @@ def main() -> None:
             print(json.dumps(rows[-1]), flush=True)
     (REPO / "docs/results").mkdir(parents=True, exist_ok=True)
     (REPO / "docs/results/core_defaults.json").write_text(json.dumps(rows, indent=2))
-    lines = ["| dataset | test RMSE (mean ± sd) | test MAE | test R² | wall time per model (s) | epochs run |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| dataset | test RMSE (mean ± sd) | test MAE | test R² | wall time per model (s) | epochs run |",
+        "|---|---|---|---|---|---|",
+    ]
     for ds in args.datasets:
         r = [x for x in rows if x["dataset"] == ds]
         rmse = np.array([x["test"]["rmse"] for x in r])
         mae = np.array([x["test"]["mae"] for x in r])
         r2 = np.array([x["test"]["r2"] for x in r])
         wall = np.array([x["wall_s"] for x in r])
-        lines.append(f"| {ds} ({DATASETS[ds][2]}) | {rmse.mean():.3f} ± {rmse.std(ddof=1) if len(r) > 1 else 0:.3f} "
-                     f"| {mae.mean():.3f} | {r2.mean():.3f} | {wall.mean():.0f} ({wall.min():.0f}-{wall.max():.0f}) "
-                     f"| {', '.join(str(x['epochs']) for x in r)} |")  # fmt: skip
+        lines.append(
+            f"| {ds} ({DATASETS[ds][2]}) | {rmse.mean():.3f} ± {rmse.std(ddof=1) if len(r) > 1 else 0:.3f} "
+            f"| {mae.mean():.3f} | {r2.mean():.3f} | {wall.mean():.0f} ({wall.min():.0f}-{wall.max():.0f}) "
+            f"| {', '.join(str(x['epochs']) for x in r)} |"
+        )
     print("\n".join(lines))
-    (REPO / "docs/results/core_table.md").write_text("\n".join(lines) + f"\n\nmachine: {platform.processor() or platform.machine()}, "
-                                                   f"python {platform.python_version()}\n")  # fmt: skip
+    (REPO / "docs/results/core_table.md").write_text(
+        "\n".join(lines) + f"\n\nmachine: {platform.processor() or platform.machine()}, "
+        f"python {platform.python_version()}\n"
+    )
 
 
 if __name__ == "__main__":

@@ -35,17 +35,21 @@ def run(dataset: str, config: str, seed: int, out_root: Path) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| dataset | config | flags | test RMSE mean ± sd | per seed | val RMSE mean | wall s/model | epochs |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| dataset | config | flags | test RMSE mean ± sd | per seed | val RMSE mean | wall s/model | epochs |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     keys = dict.fromkeys((r["dataset"], r["config"]) for r in rows)
     for ds, cfg in keys:
         r = [x for x in rows if x["dataset"] == ds and x["config"] == cfg]
         t = np.array([x["test"]["rmse"] for x in r])
         v = np.array([x["val"]["rmse"] for x in r])
         sd = t.std(ddof=1) if len(t) > 1 else 0.0
-        lines.append(f"| {ds} | {cfg} | `{' '.join(CONFIGS[cfg]) or '(none)'}` | {t.mean():.3f} ± {sd:.3f} "
-                     f"| {' / '.join(f'{x:.3f}' for x in t)} | {v.mean():.3f} "
-                     f"| {np.mean([x['wall_s'] for x in r]):.0f} | {', '.join(str(x['epochs']) for x in r)} |")  # fmt: skip
+        lines.append(
+            f"| {ds} | {cfg} | `{' '.join(CONFIGS[cfg]) or '(none)'}` | {t.mean():.3f} ± {sd:.3f} "
+            f"| {' / '.join(f'{x:.3f}' for x in t)} | {v.mean():.3f} "
+            f"| {np.mean([x['wall_s'] for x in r]):.0f} | {', '.join(str(x['epochs']) for x in r)} |"
+        )
     return "\n".join(lines)
 
 

@@ -33,10 +33,10 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from benchmarks.common import DATASETS, REPO, save_result
+from molprop.artifact.domain import ApplicabilityDomain
 from molprop.data.loader import GraphDataset, SizeBucketBatchSampler
-from molprop.data.table import featurize_rows
 from molprop.featurize.graph2d import Graph2DFeaturizer
-from molprop.inference.domain import ApplicabilityDomain
+from molprop.io.table import featurize_rows
 from molprop.models.config import PRESETS, ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.models.predict import forward_members
@@ -48,15 +48,49 @@ log = logging.getLogger(__name__)
 CATEGORIES = (
     ("matrix products (Linear)", ("addmm", "mm", "bmm", "matmul")),
     ("attention kernel", ("_scaled_dot_product", "_flash_attention", "scaled_dot_product")),
-    ("elementwise, GELU, LayerNorm", ("gelu", "native_layer_norm", "add", "mul", "div", "sub",
-                                      "neg", "sqrt", "pow", "exp", "softmax", "sum", "mean",
-                                      "clamp", "threshold")),
+    (
+        "elementwise, GELU, LayerNorm",
+        (
+            "gelu",
+            "native_layer_norm",
+            "add",
+            "mul",
+            "div",
+            "sub",
+            "neg",
+            "sqrt",
+            "pow",
+            "exp",
+            "softmax",
+            "sum",
+            "mean",
+            "clamp",
+            "threshold",
+        ),
+    ),
     ("optimiser + weight average", ("_foreach", "lerp", "addcmul", "addcdiv", "_fused_adamw")),
-    ("copies, gathers, padding", ("copy_", "cat", "index", "_index_put", "clone", "fill_",
-                                  "zero_", "scatter", "gather", "stack", "contiguous",
-                                  "masked_fill", "new_zeros", "zeros", "empty")),
+    (
+        "copies, gathers, padding",
+        (
+            "copy_",
+            "cat",
+            "index",
+            "_index_put",
+            "clone",
+            "fill_",
+            "zero_",
+            "scatter",
+            "gather",
+            "stack",
+            "contiguous",
+            "masked_fill",
+            "new_zeros",
+            "zeros",
+            "empty",
+        ),
+    ),
     ("masks", ("eq", "ne", "where", "any", "all", "bitwise", "logical", "lt", "gt", "le", "ge")),
-)  # fmt: skip
+)
 MATMUL_OPS = ("aten::addmm", "aten::mm", "aten::bmm")
 
 
@@ -73,18 +107,29 @@ def op_tables(prof, top: int = 12) -> dict:
     events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
     total = sum(e.self_cpu_time_total for e in events)
     events.sort(key=lambda e: e.self_cpu_time_total, reverse=True)
-    ops = [{"op": e.key, "self_ms": round(e.self_cpu_time_total / 1e3, 1),
-            "share": round(e.self_cpu_time_total / total, 4), "calls": e.count}
-           for e in events[:top]]  # fmt: skip
+    ops = [
+        {
+            "op": e.key,
+            "self_ms": round(e.self_cpu_time_total / 1e3, 1),
+            "share": round(e.self_cpu_time_total / total, 4),
+            "calls": e.count,
+        }
+        for e in events[:top]
+    ]
     cats: dict[str, float] = defaultdict(float)
     for e in events:
         cats[category(e.key)] += e.self_cpu_time_total
     mm = [e for e in events if e.key in MATMUL_OPS]
     mm_us = sum(e.self_cpu_time_total for e in mm)
     mm_flops = sum(e.flops for e in mm)
-    return {"total_ms": round(total / 1e3, 1), "top_ops": ops,
-            "categories": {k: round(v / total, 4) for k, v in sorted(cats.items(), key=lambda kv: -kv[1])},
-            "matmul_gflops": round(mm_flops / mm_us / 1e3, 1) if mm_us else None}  # fmt: skip
+    return {
+        "total_ms": round(total / 1e3, 1),
+        "top_ops": ops,
+        "categories": {
+            k: round(v / total, 4) for k, v in sorted(cats.items(), key=lambda kv: -kv[1])
+        },
+        "matmul_gflops": round(mm_flops / mm_us / 1e3, 1) if mm_us else None,
+    }
 
 
 def reference_gflops(m: int = 2240, k: int = 128, n: int = 256, repeats: int = 30) -> float:
@@ -142,10 +187,15 @@ def profile_training(graphs, targets, preset: str, steps: int, seed: int = 0) ->
             step(idx)
         seconds = time.perf_counter() - start
     n = len(batches) - 3
-    return {"preset": preset, "batch_size": batch_size, "steps": n,
-            "ms_per_step_profiled": round(seconds / n * 1e3, 1),
-            "real_token_share": round(real_token_share(dataset, batches[3:]), 3),
-            "parameters": sum(p.numel() for p in model.parameters()), **op_tables(prof)}  # fmt: skip
+    return {
+        "preset": preset,
+        "batch_size": batch_size,
+        "steps": n,
+        "ms_per_step_profiled": round(seconds / n * 1e3, 1),
+        "real_token_share": round(real_token_share(dataset, batches[3:]), 3),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        **op_tables(prof),
+    }
 
 
 def profile_prediction(smiles: list[str], presets: tuple[str, ...]) -> dict:
@@ -159,11 +209,14 @@ def profile_prediction(smiles: list[str], presets: tuple[str, ...]) -> dict:
     domain.in_domain(smiles)
     domain_s = time.process_time() - start
     n = len(smiles)
-    out = {"n_molecules": n, "n_featurised": len(graphs),
-           "featurise_ms_per_mol": round(featurise_s / n * 1e3, 3),
-           "domain_ms_per_mol": round(domain_s / n * 1e3, 3),
-           "mean_edge_tokens": round(float(np.mean([g.n_edges for g in graphs])), 1),
-           "models": {}}  # fmt: skip
+    out = {
+        "n_molecules": n,
+        "n_featurised": len(graphs),
+        "featurise_ms_per_mol": round(featurise_s / n * 1e3, 3),
+        "domain_ms_per_mol": round(domain_s / n * 1e3, 3),
+        "mean_edge_tokens": round(float(np.mean([g.n_edges for g in graphs])), 1),
+        "models": {},
+    }
     for preset in presets:
         torch.manual_seed(0)
         model = MolPropModel(model_config(preset, feat.node_dim, feat.edge_dim)).eval()

@@ -43,7 +43,9 @@ def _hiv_graphs(n_edges: int | None, count: int | None, sort: bool, seed: int = 
     from molprop.featurize.graph2d import Graph2DFeaturizer
 
     smiles = pd.read_csv(REPO / "data" / "moleculenet" / "hiv.csv.gz")["smiles"].tolist()
-    order = np.arange(len(smiles)) if count else np.random.default_rng(seed).permutation(len(smiles))
+    order = (
+        np.arange(len(smiles)) if count else np.random.default_rng(seed).permutation(len(smiles))
+    )
     featurizer, graphs, total = Graph2DFeaturizer(), [], 0
     for i in order:
         try:
@@ -52,7 +54,9 @@ def _hiv_graphs(n_edges: int | None, count: int | None, sort: bool, seed: int = 
             continue
         graphs.append(g)
         total += g.n_edges
-        if (n_edges is not None and total >= n_edges) or (count is not None and len(graphs) >= count):
+        if (n_edges is not None and total >= n_edges) or (
+            count is not None and len(graphs) >= count
+        ):
             break
     if sort:
         graphs.sort(key=lambda g: g.n_edges)
@@ -108,17 +112,28 @@ def measure_point(series: str, size: int, method: str, phase: str, budget_gb: fl
     model = None
     if phase != "mask":
         torch.manual_seed(0)
-        model = MolPropModel(ModelConfig(node_dim=batch.x.shape[1], edge_dim=batch.edge_attr.shape[1],
-                                         n_tasks=1))  # fmt: skip
-    build = reference_esa_mask if method == "all_pairs" else (lambda b: edge_token_set(b).structure_mask)
+        model = MolPropModel(
+            ModelConfig(node_dim=batch.x.shape[1], edge_dim=batch.edge_attr.shape[1], n_tasks=1)
+        )
+    build = (
+        reference_esa_mask
+        if method == "all_pairs"
+        else (lambda b: edge_token_set(b).structure_mask)
+    )
     build(collate_graphs(graphs[:2]))  # warm-up: torch's one-time allocations are not the mask's
     vsz = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
     limit = vsz + int(budget_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     base = _reset_peak_rss()
-    info = {"series": series, "size": size, "method": method, "phase": phase,
-            "n_graphs": len(graphs), "total_edges": int(batch.edge_index.shape[1]),
-            "max_edges": max(g.n_edges for g in graphs)}  # fmt: skip
+    info = {
+        "series": series,
+        "size": size,
+        "method": method,
+        "phase": phase,
+        "n_graphs": len(graphs),
+        "total_edges": int(batch.edge_index.shape[1]),
+        "max_edges": max(g.n_edges for g in graphs),
+    }
     start = time.perf_counter()
     try:
         if phase == "mask":
@@ -134,7 +149,9 @@ def measure_point(series: str, size: int, method: str, phase: str, budget_gb: fl
             model(batch).sum().backward()
         info["status"] = "ok"
     except (MemoryError, RuntimeError) as exc:  # torch reports allocation failure as RuntimeError
-        info["status"] = "oom" if "memory" in str(exc).lower() or isinstance(exc, MemoryError) else "error"
+        info["status"] = (
+            "oom" if "memory" in str(exc).lower() or isinstance(exc, MemoryError) else "error"
+        )
         info["error"] = str(exc)[:200]
     info["seconds"] = round(time.perf_counter() - start, 3)
     info["peak_delta_mb"] = round((_status_kb("VmHWM") - base) / 1024, 1)
@@ -142,20 +159,47 @@ def measure_point(series: str, size: int, method: str, phase: str, budget_gb: fl
     return info
 
 
-def run_point(series: str, size: int, method: str, phase: str, budget_gb: float, timeout: float) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.mask_scaling", "--child", series, str(size), method,
-           phase, str(budget_gb)]  # fmt: skip
+def run_point(
+    series: str, size: int, method: str, phase: str, budget_gb: float, timeout: float
+) -> dict:
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.mask_scaling",
+        "--child",
+        series,
+        str(size),
+        method,
+        phase,
+        str(budget_gb),
+    ]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO,
-                              env={**__import__("os").environ, **thread_env(1)})  # fmt: skip
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=REPO,
+            env={**__import__("os").environ, **thread_env(1)},
+        )
     except subprocess.TimeoutExpired:
-        return {"series": series, "size": size, "method": method, "phase": phase,
-                "status": f"timeout>{timeout:.0f}s"}  # fmt: skip
+        return {
+            "series": series,
+            "size": size,
+            "method": method,
+            "phase": phase,
+            "status": f"timeout>{timeout:.0f}s",
+        }
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:  # killed by the allocator before it could report
-        return {"series": series, "size": size, "method": method, "phase": phase,
-                "status": "oom" if proc.returncode < 0 or "memory" in proc.stderr.lower() else "error",
-                "error": proc.stderr[-300:]}  # fmt: skip
+        return {
+            "series": series,
+            "size": size,
+            "method": method,
+            "phase": phase,
+            "status": "oom" if proc.returncode < 0 or "memory" in proc.stderr.lower() else "error",
+            "error": proc.stderr[-300:],
+        }
     return json.loads(lines[-1])
 
 
@@ -163,8 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--budget-gb", type=float, default=4.0, help="memory allowed per point")
     p.add_argument("--edges", nargs="+", type=int, default=list(EDGES))
-    p.add_argument("--train-edges", nargs="*", type=int, default=[1000, 3000, 10000, 30000],
-                   help="single-graph train points (none: --train-edges with no value)")
+    p.add_argument(
+        "--train-edges",
+        nargs="*",
+        type=int,
+        default=[1000, 3000, 10000, 30000],
+        help="single-graph train points (none: --train-edges with no value)",
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per point")
     p.add_argument("--only-train", action="store_true", help="only the single-graph train points")
     p.add_argument("--series", nargs="+", default=["batch", "single"], choices=["batch", "single"])
@@ -183,25 +232,40 @@ def main(argv: list[str] | None = None) -> int:
         plan += [("batch128_bucketed", 0, m, "mask") for m in ("molprop", "all_pairs")]
     for series in args.series:
         for n in args.edges:
-            plan += [(series, n, "molprop", "mask"), (series, n, "all_pairs", "mask"),
-                     (series, n, "molprop", "forward")]  # fmt: skip
+            plan += [
+                (series, n, "molprop", "mask"),
+                (series, n, "all_pairs", "mask"),
+                (series, n, "molprop", "forward"),
+            ]
     plan = [] if args.only_train else plan
     plan += [("single", n, "molprop", "train") for n in args.train_edges]
     failed: set[tuple[str, str, str]] = set()
     for series, n, method, phase in plan:
         key = (series, method, phase)
         if key in failed:  # a smaller size already ran out of memory / time
-            points.append({"series": series, "size": n, "method": method, "phase": phase,
-                           "status": "skipped (smaller size failed)"})  # fmt: skip
+            points.append(
+                {
+                    "series": series,
+                    "size": n,
+                    "method": method,
+                    "phase": phase,
+                    "status": "skipped (smaller size failed)",
+                }
+            )
             continue
         point = run_point(series, n, method, phase, args.budget_gb, args.timeout)
         log.info("%s", point)
         points.append(point)
         if point["status"] != "ok":
             failed.add(key)
-        save_result(args.result_name, {"budget_gb": args.budget_gb, "points": points,
-                                     "command": " ".join(["python -m benchmarks.mask_scaling",
-                                                          *(argv or sys.argv[1:])])})  # fmt: skip
+        save_result(
+            args.result_name,
+            {
+                "budget_gb": args.budget_gb,
+                "points": points,
+                "command": " ".join(["python -m benchmarks.mask_scaling", *(argv or sys.argv[1:])]),
+            },
+        )
     return 0
 
 

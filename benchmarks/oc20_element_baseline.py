@@ -37,15 +37,20 @@ def main() -> None:
     per_atom_mean = np.mean(y[train] / n_atoms[train]) * n_atoms
     result = {
         "n_frames": {"train": int(train.sum()), "test": int(test.sum())},
-        "n_systems": {p: len({r.info["sid"] for r, s in zip(records, split, strict=True) if s == p})
-                      for p in ("train", "val", "test")},  # fmt: skip
+        "n_systems": {
+            p: len({r.info["sid"] for r, s in zip(records, split, strict=True) if s == p})
+            for p in ("train", "val", "test")
+        },
         "test_mae_eV": {
             "mean_per_element_lstsq": float(np.mean(np.abs(pred[test] - y[test]))),
             "train_mean_per_atom_times_n": float(np.mean(np.abs(per_atom_mean[test] - y[test]))),
         },
-        "unseen_elements_in_test": [z for j, z in enumerate(elements)
-                                    if comp[train, j].sum() == 0 and comp[test, j].sum() > 0],
-    }  # fmt: skip
+        "unseen_elements_in_test": [
+            z
+            for j, z in enumerate(elements)
+            if comp[train, j].sum() == 0 and comp[test, j].sum() > 0
+        ],
+    }
     predictions = {"mean_per_element_lstsq": pred[test]}
     if args.model:
         from molprop.inference import Predictor
@@ -59,11 +64,16 @@ def main() -> None:
         name: float(np.mean(np.abs(p - y[test]) / n_atoms[test])) for name, p in predictions.items()
     }
     result["test_mae_by_system_eV"] = {
-        sid: {"n_frames": int((sids == sid).sum()), "n_atoms": int(n_atoms[test][sids == sid][0]),
-              **{name: float(np.mean(np.abs(p - y[test])[sids == sid]))
-                 for name, p in predictions.items()}}
+        sid: {
+            "n_frames": int((sids == sid).sum()),
+            "n_atoms": int(n_atoms[test][sids == sid][0]),
+            **{
+                name: float(np.mean(np.abs(p - y[test])[sids == sid]))
+                for name, p in predictions.items()
+            },
+        }
         for sid in sorted(set(sids))
-    }  # fmt: skip
+    }
     print(json.dumps(result, indent=2))
 
 

@@ -31,7 +31,7 @@ def split_labels(n: int, rng: np.random.Generator) -> np.ndarray:
     order = rng.permutation(n)
     n_val, n_test = round(0.1 * n), round(0.1 * n)
     labels[order[:n_val]] = "val"
-    labels[order[n_val:n_val + n_test]] = "test"
+    labels[order[n_val : n_val + n_test]] = "test"
     return labels
 
 
@@ -71,8 +71,11 @@ def main() -> None:
     rows = []
     for atoms, label in zip(frames, labels, strict=True):
         info = atoms.info
-        values = {"homo_ev": info["HOMO_au"] * HARTREE_EV, "lumo_ev": info["LUMO_au"] * HARTREE_EV,
-                  "gap_ev": info["HOMO_LUMO_gap_au"] * HARTREE_EV}  # fmt: skip
+        values = {
+            "homo_ev": info["HOMO_au"] * HARTREE_EV,
+            "lumo_ev": info["LUMO_au"] * HARTREE_EV,
+            "gap_ev": info["HOMO_LUMO_gap_au"] * HARTREE_EV,
+        }
         atoms.info = {"smiles": info["smiles"], "index": info["index"], **values, "split": label}
         rows.append(atoms.info)
     pd.DataFrame(rows).to_csv(out / "qm9_subset.csv", index=False)
@@ -87,7 +90,9 @@ def main() -> None:
     ase.io.write(buffer, frames, format="extxyz")
     (out / "oc20_split.extxyz").write_text(buffer.getvalue())
     counts = pd.Series(list(by_sid.values())).value_counts().to_dict()
-    print(f"QM9: {len(rows)} molecules; OC20: {len(frames)} frames of {len(by_sid)} systems {counts}")
+    print(
+        f"QM9: {len(rows)} molecules; OC20: {len(frames)} frames of {len(by_sid)} systems {counts}"
+    )
 
 
 if __name__ == "__main__":

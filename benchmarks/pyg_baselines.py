@@ -29,7 +29,7 @@ from torch_geometric.nn import GINEConv, PNAConv, global_add_pool, global_mean_p
 from torch_geometric.utils import degree
 
 from molprop.featurize.graph2d import Graph2DFeaturizer
-from molprop.pipelines.metrics import compute_metrics
+from molprop.training.metrics import compute_metrics
 
 
 class ResidualGNN(nn.Module):
@@ -38,28 +38,51 @@ class ResidualGNN(nn.Module):
     Shapes: x (N, node_dim), edge_index (2, E), edge_attr (E, edge_dim), batch (N,) -> (B, n_tasks).
     """
 
-    def __init__(self, kind: str, node_dim: int, edge_dim: int, hidden: int, n_layers: int,
-                 n_tasks: int, deg: torch.Tensor | None = None, dropout: float = 0.1):  # fmt: skip
+    def __init__(
+        self,
+        kind: str,
+        node_dim: int,
+        edge_dim: int,
+        hidden: int,
+        n_layers: int,
+        n_tasks: int,
+        deg: torch.Tensor | None = None,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         self.embed = nn.Linear(node_dim, hidden)
         self.convs = nn.ModuleList()
         self.norms = nn.ModuleList()
         for _ in range(n_layers):
             if kind == "gin":
-                mlp = nn.Sequential(nn.Linear(hidden, 2 * hidden), nn.BatchNorm1d(2 * hidden),
-                                    nn.ReLU(), nn.Linear(2 * hidden, hidden))  # fmt: skip
+                mlp = nn.Sequential(
+                    nn.Linear(hidden, 2 * hidden),
+                    nn.BatchNorm1d(2 * hidden),
+                    nn.ReLU(),
+                    nn.Linear(2 * hidden, hidden),
+                )
                 conv = GINEConv(mlp, train_eps=True, edge_dim=edge_dim)
             elif kind == "pna":
-                conv = PNAConv(hidden, hidden, aggregators=["mean", "min", "max", "std"],
-                               scalers=["identity", "amplification", "attenuation"], deg=deg,
-                               edge_dim=edge_dim, towers=4, pre_layers=1, post_layers=1,
-                               divide_input=False)  # fmt: skip
+                conv = PNAConv(
+                    hidden,
+                    hidden,
+                    aggregators=["mean", "min", "max", "std"],
+                    scalers=["identity", "amplification", "attenuation"],
+                    deg=deg,
+                    edge_dim=edge_dim,
+                    towers=4,
+                    pre_layers=1,
+                    post_layers=1,
+                    divide_input=False,
+                )
             else:
                 raise ValueError(f"unknown model {kind!r} (gin, pna)")
             self.convs.append(conv)
             self.norms.append(nn.BatchNorm1d(hidden))
         self.dropout = dropout
-        self.head = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_tasks))
+        self.head = nn.Sequential(
+            nn.Linear(2 * hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_tasks)
+        )
 
     def forward(self, data: Data) -> torch.Tensor:
         h = self.embed(data.x)
@@ -75,14 +98,21 @@ def to_data(smiles: list[str], targets: np.ndarray) -> list[Data]:
     out = []
     for smi, y in zip(smiles, targets, strict=True):
         g = featurizer.from_smiles(smi)
-        out.append(Data(x=torch.from_numpy(g.x), edge_index=torch.from_numpy(g.edge_index),
-                        edge_attr=torch.from_numpy(g.edge_attr),
-                        y=torch.tensor([[y]], dtype=torch.float32)))  # fmt: skip
+        out.append(
+            Data(
+                x=torch.from_numpy(g.x),
+                edge_index=torch.from_numpy(g.edge_index),
+                edge_attr=torch.from_numpy(g.edge_attr),
+                y=torch.tensor([[y]], dtype=torch.float32),
+            )
+        )
     return out
 
 
 def degree_histogram(data: list[Data]) -> torch.Tensor:
-    max_deg = max(int(degree(d.edge_index[1], d.num_nodes).max()) if d.num_edges else 0 for d in data)
+    max_deg = max(
+        int(degree(d.edge_index[1], d.num_nodes).max()) if d.num_edges else 0 for d in data
+    )
     hist = torch.zeros(max_deg + 1, dtype=torch.long)
     for d in data:
         hist += torch.bincount(degree(d.edge_index[1], d.num_nodes).long(), minlength=hist.numel())
@@ -102,15 +132,18 @@ def train_and_evaluate(args: argparse.Namespace) -> dict:
     y = frame["target"].to_numpy(np.float64)
     regression = args.task_type == "regression"
     parts = {k: np.flatnonzero(frame["split"].to_numpy() == k) for k in ("train", "val", "test")}
-    mean, std = (y[parts["train"]].mean(), y[parts["train"]].std() or 1.0) if regression else (0.0, 1.0)
+    mean, std = (
+        (y[parts["train"]].mean(), y[parts["train"]].std() or 1.0) if regression else (0.0, 1.0)
+    )
     data = to_data(frame["smiles"].tolist(), (y - mean) / std)
     sets = {k: [data[i] for i in idx] for k, idx in parts.items()}
     g = torch.Generator().manual_seed(args.seed)
     train_loader = DataLoader(sets["train"], batch_size=args.batch_size, shuffle=True, generator=g)
     eval_loaders = {k: DataLoader(v, batch_size=256) for k, v in sets.items()}
     deg = degree_histogram(sets["train"]) if args.model == "pna" else None
-    model = ResidualGNN(args.model, data[0].x.shape[1], data[0].edge_attr.shape[1], args.hidden,
-                        args.layers, 1, deg)  # fmt: skip
+    model = ResidualGNN(
+        args.model, data[0].x.shape[1], data[0].edge_attr.shape[1], args.hidden, args.layers, 1, deg
+    )
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = F.mse_loss if regression else F.binary_cross_entropy_with_logits
     best, best_state, best_epoch, bad, epoch_seconds = float("inf"), None, 0, 0, []
@@ -118,7 +151,9 @@ def train_and_evaluate(args: argparse.Namespace) -> dict:
         start = time.perf_counter()
         model.train()
         for batch in train_loader:
-            if batch.num_nodes < 2:  # BatchNorm cannot train on one node (e.g. a last batch = methane)
+            if (
+                batch.num_nodes < 2
+            ):  # BatchNorm cannot train on one node (e.g. a last batch = methane)
                 continue
             opt.zero_grad()
             loss = loss_fn(model(batch), batch.y)
@@ -135,9 +170,13 @@ def train_and_evaluate(args: argparse.Namespace) -> dict:
             if bad >= args.patience:
                 break
     model.load_state_dict(best_state)
-    out = {"model": args.model, "best_epoch": best_epoch, "epochs_run": epoch + 1,
-           "seconds_per_epoch": float(np.median(epoch_seconds)),
-           "n_params": sum(p.numel() for p in model.parameters())}  # fmt: skip
+    out = {
+        "model": args.model,
+        "best_epoch": best_epoch,
+        "epochs_run": epoch + 1,
+        "seconds_per_epoch": float(np.median(epoch_seconds)),
+        "n_params": sum(p.numel() for p in model.parameters()),
+    }
     for part, loader in eval_loaders.items():
         raw = predict(model, loader)[:, 0]
         pred = raw * std + mean if regression else 1 / (1 + np.exp(-raw))

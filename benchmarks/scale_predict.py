@@ -46,10 +46,24 @@ def make_model() -> Path:
     out = WORK / "scale" / "model_h64"
     if (out / "config.json").exists():
         return out
-    cmd = [sys.executable, "-m", "molprop.cli.main", "train", "--data",
-           str(REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz"), "--smiles-column",
-           "smiles", "--target-columns", "logp", "--out", str(out), "--epochs", "1",
-           "--no-progress", *MODEL_ARGS]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "molprop.cli.main",
+        "train",
+        "--data",
+        str(REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz"),
+        "--smiles-column",
+        "smiles",
+        "--target-columns",
+        "logp",
+        "--out",
+        str(out),
+        "--epochs",
+        "1",
+        "--no-progress",
+        *MODEL_ARGS,
+    ]
     res = run_process(cmd, env=thread_env(1))
     if res.returncode:
         raise RuntimeError(res.stderr[-2000:])
@@ -59,9 +73,23 @@ def make_model() -> Path:
 def measure(model: Path, rows: int, workers: int, chunk_size: int, devices: int = 1) -> dict:
     source = make_input(rows)
     output = WORK / "scale" / f"out_{rows}_{workers}_{devices}.csv"
-    cmd = [sys.executable, "-m", "molprop.cli.main", "predict", "--model", str(model),
-           "--input", str(source), "--output", str(output), "--num-workers", str(workers),
-           "--chunk-size", str(chunk_size), "--no-progress"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "molprop.cli.main",
+        "predict",
+        "--model",
+        str(model),
+        "--input",
+        str(source),
+        "--output",
+        str(output),
+        "--num-workers",
+        str(workers),
+        "--chunk-size",
+        str(chunk_size),
+        "--no-progress",
+    ]
     if devices > 1:  # Lightning processes (each with its own featurisation workers)
         cmd += ["--devices", str(devices), "--strategy", "ddp"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -73,19 +101,27 @@ def measure(model: Path, rows: int, workers: int, chunk_size: int, devices: int 
     written = sum(1 for _ in open(output)) - 1
     assert written == rows, (written, rows)
     return {
-        "rows": rows, "workers": workers, "devices": devices, "chunk_size": chunk_size,
-        "wall_s": round(res.seconds, 1), "cpu_s": round(cpu, 1),
+        "rows": rows,
+        "workers": workers,
+        "devices": devices,
+        "chunk_size": chunk_size,
+        "wall_s": round(res.seconds, 1),
+        "cpu_s": round(cpu, 1),
         "molecules_per_s_wall": round(rows / res.seconds, 1),
         "molecules_per_cpu_s": round(rows / cpu, 1),
         "peak_rss_mb": round(res.peak_rss_mb, 1),
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--runs", nargs="+", default=["20000:1", "20000:2", "100000:2", "100000:1"],
-                   help="ROWS:WORKERS[:DEVICES], measured in this order; DEVICES > 1 runs "
-                        "Lightning's multi-process prediction")  # fmt: skip
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        default=["20000:1", "20000:2", "100000:2", "100000:1"],
+        help="ROWS:WORKERS[:DEVICES], measured in this order; DEVICES > 1 runs "
+        "Lightning's multi-process prediction",
+    )
     p.add_argument("--chunk-size", type=int, default=4096)
     p.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "scale_predict.json"))
     args = p.parse_args(argv)
@@ -97,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         rows, workers, devices = ([int(x) for x in run.split(":")] + [1])[:3]
         results.append(measure(model, rows, workers, args.chunk_size, devices))
         print(json.dumps(results[-1]), flush=True)
-        out.write_text(json.dumps({"machine": machine_facts(), "model_args": MODEL_ARGS,
-                                   "results": results}, indent=2))  # fmt: skip
+        out.write_text(
+            json.dumps(
+                {"machine": machine_facts(), "model_args": MODEL_ARGS, "results": results}, indent=2
+            )
+        )
     return 0
 
 

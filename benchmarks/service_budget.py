@@ -52,21 +52,32 @@ LIPO = REPO / "data" / "moleculenet" / "lipo_chemprop.csv.gz"
 def standin_model_dir() -> Path:
     """A model directory with a 1-epoch, 3-member model of the shipped architecture."""
     from molprop.models.config import TrainConfig
-    from molprop.pipelines.train import TrainRequest, run_train
     from molprop.pretrained_recipes import MODEL
+    from molprop.training.train import TrainRequest, run_train
 
     root = WORK / "service_budget_models"
     out = root / "solubility"
     if not (out / "config.json").exists():
         log.info("training the stand-in model (shipped architecture, 1 epoch) in %s", out)
-        frame = pd.read_csv(REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz", dtype=str,
-                            keep_default_na=False)  # fmt: skip
-        run_train(TrainRequest(
-            data=frame, smiles_column="smiles", target_columns=["logp"], out=out,
-            task_type="regression", model=dict(MODEL),
-            train=TrainConfig(epochs=1, batch_size=64, ensemble_size=3),
-            units=["log10(mol/L)"], name="solubility", progress=False,
-        ))  # fmt: skip
+        frame = pd.read_csv(
+            REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz",
+            dtype=str,
+            keep_default_na=False,
+        )
+        run_train(
+            TrainRequest(
+                data=frame,
+                smiles_column="smiles",
+                target_columns=["logp"],
+                out=out,
+                task_type="regression",
+                model=dict(MODEL),
+                train=TrainConfig(epochs=1, batch_size=64, ensemble_size=3),
+                units=["log10(mol/L)"],
+                name="solubility",
+                progress=False,
+            )
+        )
     return root
 
 
@@ -85,15 +96,34 @@ def choose_model_dir(model_dir: Path) -> tuple[Path, str]:
 def start_server(
     port: int, model_dir: Path, omp: int, overrides: dict[str, str]
 ) -> subprocess.Popen:
-    env = {**os.environ, "MOLPROP_MODEL_DIR": str(model_dir), "OMP_NUM_THREADS": str(omp),
-           "MKL_NUM_THREADS": str(omp), **{f"MOLPROP_{k.upper()}": v for k, v in overrides.items()}}  # fmt: skip
+    env = {
+        **os.environ,
+        "MOLPROP_MODEL_DIR": str(model_dir),
+        "OMP_NUM_THREADS": str(omp),
+        "MKL_NUM_THREADS": str(omp),
+        **{f"MOLPROP_{k.upper()}": v for k, v in overrides.items()},
+    }
     env.pop("MOLPROP_API_KEY", None)
     log_file = open(WORK / "service_budget_uvicorn.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1", "--port",
-         str(port), "--log-level", "warning"],
-        cwd=REPO, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "api.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 # ----------------------------------------------------------------------- requests
@@ -110,8 +140,11 @@ def server_timing(header: str | None) -> dict[str, float]:
 def post(http, smiles: list[str]) -> dict[str, Any]:
     t0 = time.perf_counter()
     r = http.post("/v1/predict", json={"model": "solubility", "smiles": smiles})
-    out: dict[str, Any] = {"status": r.status_code, "latency_s": time.perf_counter() - t0,
-                           **server_timing(r.headers.get("server-timing"))}  # fmt: skip
+    out: dict[str, Any] = {
+        "status": r.status_code,
+        "latency_s": time.perf_counter() - t0,
+        **server_timing(r.headers.get("server-timing")),
+    }
     if r.status_code == 200:
         statuses = [x["status"] for x in r.json()["results"]]
         out.update(ok=statuses.count("ok"), invalid=statuses.count("invalid_input"))
@@ -125,8 +158,11 @@ def post_and_hang_up(url: str, smiles: list[str], after_s: float) -> None:
     body = json.dumps({"model": "solubility", "smiles": smiles}).encode()
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as sock:
-        sock.sendall(f"POST /v1/predict HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: "
-                     f"application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)  # fmt: skip
+        sock.sendall(
+            f"POST /v1/predict HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: "
+            f"application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         time.sleep(after_s)
 
 
@@ -138,8 +174,12 @@ def summary(values: list[float]) -> dict[str, float]:
     a = np.asarray(values, dtype=float)
     if a.size == 0:
         return {"n": 0}
-    return {"n": int(a.size), "p50_s": round(float(np.percentile(a, 50)), 3),
-            "p95_s": round(float(np.percentile(a, 95)), 3), "max_s": round(float(a.max()), 3)}  # fmt: skip
+    return {
+        "n": int(a.size),
+        "p50_s": round(float(np.percentile(a, 50)), 3),
+        "p95_s": round(float(np.percentile(a, 95)), 3),
+        "max_s": round(float(a.max()), 3),
+    }
 
 
 # ----------------------------------------------------------------------- request shapes
@@ -255,7 +295,7 @@ def phase_concurrent(url: str, heavy: list[str], lipo: list[str], n_heavy: int) 
         "heavy_status_counts": {
             str(s): sum(r["status"] == s for r in heavy_runs)
             for s in sorted({r["status"] for r in heavy_runs})
-        },  # fmt: skip
+        },
         "heavy_latency": summary([r["latency_s"] for r in heavy_runs]),
         "heavy_worker_time": summary([r["inference_s"] for r in ok if "inference_s" in r]),
         "heavy_runs": heavy_runs,
@@ -263,7 +303,7 @@ def phase_concurrent(url: str, heavy: list[str], lipo: list[str], n_heavy: int) 
         "probe_status_counts": {
             str(s): sum(p["status"] == s for p in probe)
             for s in sorted({p["status"] for p in probe})
-        },  # fmt: skip
+        },
     }
 
 
@@ -288,8 +328,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model-dir", type=Path, default=REPO / "pretrained")
     p.add_argument("--omp-threads", type=int, default=1, help="OMP/MKL threads of the server")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="a service setting for this run, e.g. max_request_tokens=60000")  # fmt: skip
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a service setting for this run, e.g. max_request_tokens=60000",
+    )
     p.add_argument("--repeats", type=int, default=1, help="runs of each shape in phase A")
     p.add_argument("--heavy-requests", type=int, default=2, help="per heavy client in phase B")
     p.add_argument("--phases", default="ABC", help="which phases to run (A, B, C)")
@@ -328,25 +373,37 @@ def main(argv: list[str] | None = None) -> int:
         server.wait(timeout=60)
     worst = max(r.get("inference_s", 0) for n in valid for r in alone[n]["runs"])
     worst_cpu = max(r["server_cpu_s"] for n in valid for r in alone[n]["runs"])
-    path = save_result(args.result_name, {
-        "status": "ok",
-        "server": "uvicorn api.main:app, 1 process, 127.0.0.1",
-        "model": model_note,
-        "omp_threads": args.omp_threads,
-        "settings": {k: v for k, v in settings.model_dump(mode="json").items()
-                     if k not in ("api_key", "model_dir")},
-        "load_average_before": [round(x, 2) for x in load_before],
-        "load_average_after": [round(x, 2) for x in os.getloadavg()],
-        "worst_valid_request_worker_s": round(worst, 3),
-        "worst_valid_request_server_cpu_s": round(worst_cpu, 3),
-        "slowest_valid_shape": slowest,
-        "alone": alone,
-        "concurrent_4_heavy": concurrent,
-        "abandoned": abandoned,
-    })  # fmt: skip
+    path = save_result(
+        args.result_name,
+        {
+            "status": "ok",
+            "server": "uvicorn api.main:app, 1 process, 127.0.0.1",
+            "model": model_note,
+            "omp_threads": args.omp_threads,
+            "settings": {
+                k: v
+                for k, v in settings.model_dump(mode="json").items()
+                if k not in ("api_key", "model_dir")
+            },
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+            "worst_valid_request_worker_s": round(worst, 3),
+            "worst_valid_request_server_cpu_s": round(worst_cpu, 3),
+            "slowest_valid_shape": slowest,
+            "alone": alone,
+            "concurrent_4_heavy": concurrent,
+            "abandoned": abandoned,
+        },
+    )
     probe = concurrent.get("probe_1_smiles_latency", {}).get("p95_s")
-    log.info("worst valid request: worker %.2f s, server CPU %.2f s; 1-SMILES p95 under load %s s"
-             "; -> %s", worst, worst_cpu, probe, path)  # fmt: skip
+    log.info(
+        "worst valid request: worker %.2f s, server CPU %.2f s; 1-SMILES p95 under load %s s"
+        "; -> %s",
+        worst,
+        worst_cpu,
+        probe,
+        path,
+    )
     return 0
 
 

@@ -48,10 +48,22 @@ def start_server(port: int, threads: int) -> subprocess.Popen:
     env = {**os.environ, **thread_env(threads), "MOLPROP_MODEL_DIR": str(model_dir())}
     log_file = open(WORK / "service_uvicorn.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
-        [str(VENV_BIN / "uvicorn"), "api.main:app", "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning"],
-        cwd=REPO, env=env, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            str(VENV_BIN / "uvicorn"),
+            "api.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def wait_ready(url: str, timeout: float = 180.0) -> None:
@@ -94,12 +106,17 @@ def load(url: str, smiles: list[str], per_request: int, clients: int, seconds: f
         t.join()
     elapsed = time.monotonic() - start
     lat = np.concatenate([np.asarray(x) for x in latencies]) * 1000
-    return {"smiles_per_request": per_request, "clients": clients, "requests": int(lat.size),
-            "errors": int(sum(errors)), "seconds": round(elapsed, 1),
-            "requests_per_s": round(lat.size / elapsed, 2),
-            "molecules_per_s": round(lat.size * per_request / elapsed, 1),
-            "p50_ms": round(float(np.percentile(lat, 50)), 1),
-            "p95_ms": round(float(np.percentile(lat, 95)), 1)}  # fmt: skip
+    return {
+        "smiles_per_request": per_request,
+        "clients": clients,
+        "requests": int(lat.size),
+        "errors": int(sum(errors)),
+        "seconds": round(elapsed, 1),
+        "requests_per_s": round(lat.size / elapsed, 2),
+        "molecules_per_s": round(lat.size * per_request / elapsed, 1),
+        "p50_ms": round(float(np.percentile(lat, 50)), 1),
+        "p95_ms": round(float(np.percentile(lat, 95)), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,8 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
-    save_result("service_load", {"status": "ok", "server": "uvicorn api.main:app, 1 process",
-                                 "server_threads": args.threads, "points": points})  # fmt: skip
+    save_result(
+        "service_load",
+        {
+            "status": "ok",
+            "server": "uvicorn api.main:app, 1 process",
+            "server_threads": args.threads,
+            "points": points,
+        },
+    )
     return 0
 
 

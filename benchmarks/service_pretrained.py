@@ -32,9 +32,22 @@ def main(argv: list[str] | None = None) -> int:
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "MOLPROP_MODEL_DIR": str(REPO / "pretrained")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1", "--port",
-         str(port), "--log-level", "warning"], cwd=REPO, env=env, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "api.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
+    )
     try:
         wait_ready(url)
         load(url, smiles, 1, 1, 2.0)  # warm-up
@@ -43,9 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
-    print(json.dumps({"model": "solubility (3-member ESA ensemble)",
-                      "omp_threads": os.environ.get("OMP_NUM_THREADS", "default"),
-                      "single_smiles": single, "batch_1000": batch}, indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "model": "solubility (3-member ESA ensemble)",
+                "omp_threads": os.environ.get("OMP_NUM_THREADS", "default"),
+                "single_smiles": single,
+                "batch_1000": batch,
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

@@ -35,7 +35,9 @@ def clean_table(spec: DatasetSpec) -> pd.DataFrame:
     raw = pd.read_csv(spec.path)
     featurizer = Graph2DFeaturizer()
     keep = []
-    for i, (smi, y) in enumerate(zip(raw[spec.smiles_column], raw[spec.target_column], strict=True)):
+    for i, (smi, y) in enumerate(
+        zip(raw[spec.smiles_column], raw[spec.target_column], strict=True)
+    ):
         if not isinstance(smi, str) or pd.isna(y) or Chem.MolFromSmiles(smi) is None:
             continue
         try:
@@ -44,8 +46,12 @@ def clean_table(spec: DatasetSpec) -> pd.DataFrame:
             continue
         if graph.n_nodes > 0:
             keep.append(i)
-    frame = pd.DataFrame({"smiles": raw[spec.smiles_column].iloc[keep].to_numpy(),
-                          "target": raw[spec.target_column].iloc[keep].to_numpy()})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "smiles": raw[spec.smiles_column].iloc[keep].to_numpy(),
+            "target": raw[spec.target_column].iloc[keep].to_numpy(),
+        }
+    )
     if spec.task_type == "classification":
         frame["target"] = frame["target"].astype(int)
     log.info("%s: %d of %d rows kept", spec.name, len(frame), len(raw))
@@ -100,8 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.datasets:
         parts = prepare(name, args.seeds)
         for seed, s in parts.items():
-            log.info("%s seed %d: train %d val %d test %d", name, seed, len(s["train"]),
-                     len(s["val"]), len(s["test"]))  # fmt: skip
+            log.info(
+                "%s seed %d: train %d val %d test %d",
+                name,
+                seed,
+                len(s["train"]),
+                len(s["val"]),
+                len(s["test"]),
+            )
     return 0
 
 

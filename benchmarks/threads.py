@@ -82,11 +82,11 @@ def workload() -> Path:
 
 def model_dir(name: str) -> tuple[Path, str]:
     """-> (artifact directory, description). A stand-in replaces an unloadable shipped model."""
+    from molprop.artifact.store import load_config, save_artifact
     from molprop.errors import ConfigError
     from molprop.featurize import FeaturizerConfig, build_featurizer
     from molprop.inference import Predictor, resolve_model
-    from molprop.models.artifact import load_config, save_artifact
-    from molprop.pipelines.training import build_model
+    from molprop.training.fit import build_model
 
     directory = resolve_model(name)
     try:
@@ -95,20 +95,22 @@ def model_dir(name: str) -> tuple[Path, str]:
     except ConfigError as exc:
         reason = str(exc)
     shipped = load_config(directory)
-    fc = FeaturizerConfig(kind=shipped.featurizer.get("kind", "2d"),
-                          params=shipped.featurizer.get("params", {}))  # fmt: skip
+    fc = FeaturizerConfig(kind=shipped.featurizer.kind, params=shipped.featurizer.params)
     graph = build_featurizer(fc).from_smiles("CCO")
-    mc = dataclasses.replace(shipped.model, node_dim=graph.x.shape[1],
-                             edge_dim=graph.edge_attr.shape[1])  # fmt: skip
-    config = dataclasses.replace(shipped, model=mc, featurizer=fc.to_dict())
+    mc = dataclasses.replace(
+        shipped.model, node_dim=graph.x.shape[1], edge_dim=graph.edge_attr.shape[1]
+    )
+    config = dataclasses.replace(shipped, model=mc, featurizer=fc)
     out = WORK / "threads" / f"standin_{name}"
     save_artifact(out, config, [build_model(mc, seed) for seed in range(shipped.n_members)])
     domain = directory / "domain.safetensors"
     if domain.exists():
         (out / "domain.safetensors").write_bytes(domain.read_bytes())
-    return out, (f"stand-in for shipped {name}: same config ({shipped.n_members} members, "
-                 f"hidden {mc.hidden_dim}, layers {mc.layers!r}), random weights, shipped "
-                 f"domain file; shipped model not loadable: {reason}")  # fmt: skip
+    return out, (
+        f"stand-in for shipped {name}: same config ({shipped.n_members} members, "
+        f"hidden {mc.hidden_dim}, layers {mc.layers!r}), random weights, shipped "
+        f"domain file; shipped model not loadable: {reason}"
+    )
 
 
 class Busy:
@@ -131,20 +133,41 @@ class Busy:
             self.proc.wait()
 
 
-def measure(kind: str, policy: str, threads: int, busy: bool, model: Path, source: Path,
-            limit: float) -> dict:  # fmt: skip
-    env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-           "MOLPROP_NO_PROGRESS": "1"}  # fmt: skip
+def measure(
+    kind: str, policy: str, threads: int, busy: bool, model: Path, source: Path, limit: float
+) -> dict:
+    env = {
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+        "MOLPROP_NO_PROGRESS": "1",
+    }
     if kind == "api":
         cmd = [sys.executable, "-c", _API, policy, str(model), str(source)]
     else:
         out = WORK / "threads" / f"out_{policy}_{threads}_{int(busy)}.csv"
-        cmd = [sys.executable, "-c", _CLI, policy, "predict", "--model", str(model),
-               "--input", str(source), "--output", str(out), "--no-progress"]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-c",
+            _CLI,
+            policy,
+            "predict",
+            "--model",
+            str(model),
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--no-progress",
+        ]
     with Busy(busy):
         res = run_process(cmd, env=env, timeout=limit)
-    row = {"path": kind, "policy": policy, "threads": threads, "busy": busy,
-           "load_1min_before": round(os.getloadavg()[0], 2)}  # fmt: skip
+    row = {
+        "path": kind,
+        "policy": policy,
+        "threads": threads,
+        "busy": busy,
+        "load_1min_before": round(os.getloadavg()[0], 2),
+    }
     if res.seconds >= limit:
         return {**row, "seconds": None, "timed_out": True, "limit_s": limit}
     if res.returncode:
@@ -155,8 +178,13 @@ def measure(kind: str, policy: str, threads: int, busy: bool, model: Path, sourc
         row.update(torch_threads=torch_threads, ok_rows=ok)
     else:
         seconds = res.seconds
-    return {**row, "seconds": round(seconds, 2), "molecules_per_s": round(N_MOLECULES / seconds, 1),
-            "cpu_s": round(res.cpu_seconds, 2), "timed_out": False}  # fmt: skip
+    return {
+        **row,
+        "seconds": round(seconds, 2),
+        "molecules_per_s": round(N_MOLECULES / seconds, 1),
+        "cpu_s": round(res.cpu_seconds, 2),
+        "timed_out": False,
+    }
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -168,10 +196,20 @@ def summarise(rows: list[dict]) -> list[dict]:
     for (kind, busy, threads, policy), group in groups.items():
         seconds = [r["limit_s"] if r["timed_out"] else r["seconds"] for r in group]
         median = statistics.median(seconds)
-        out.append({"path": kind, "busy": busy, "threads": threads, "policy": policy,
-                    "median_s": round(median, 2), "min_s": min(seconds), "max_s": max(seconds),
-                    "molecules_per_s": round(N_MOLECULES / median, 1), "n": len(group),
-                    "timed_out": sum(r["timed_out"] for r in group)})  # fmt: skip
+        out.append(
+            {
+                "path": kind,
+                "busy": busy,
+                "threads": threads,
+                "policy": policy,
+                "median_s": round(median, 2),
+                "min_s": min(seconds),
+                "max_s": max(seconds),
+                "molecules_per_s": round(N_MOLECULES / median, 1),
+                "n": len(group),
+                "timed_out": sum(r["timed_out"] for r in group),
+            }
+        )
     return out
 
 
@@ -180,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="solubility", help="model name or directory")
     parser.add_argument("--paths", nargs="+", default=["api", "cli"], choices=["api", "cli"])
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--policies", nargs="+", default=["passive", "spin"],
-                        choices=["passive", "spin"])  # fmt: skip
+    parser.add_argument(
+        "--policies", nargs="+", default=["passive", "spin"], choices=["passive", "spin"]
+    )
     parser.add_argument("--limit", type=float, default=240.0, help="seconds per run")
     parser.add_argument("--repeats", type=int, default=1, help="passes over the grid")
     parser.add_argument("--result-name", default="threads")
@@ -202,11 +241,17 @@ def main(argv: list[str] | None = None) -> int:
                         row["repeat"] = repeat
                         print(row, flush=True)
                         rows.append(row)
-    path = save_result(args.result_name, {
-        "workload": f"first {N_MOLECULES} SMILES of {SOURCE.relative_to(REPO)}",
-        "model": description, "limit_s": args.limit, "repeats": args.repeats,
-        "summary": summarise(rows), "runs": rows,
-    })  # fmt: skip
+    path = save_result(
+        args.result_name,
+        {
+            "workload": f"first {N_MOLECULES} SMILES of {SOURCE.relative_to(REPO)}",
+            "model": description,
+            "limit_s": args.limit,
+            "repeats": args.repeats,
+            "summary": summarise(rows),
+            "runs": rows,
+        },
+    )
     print(f"wrote {path}")
     return 0
 

@@ -48,20 +48,66 @@ def write_input(n: int):
 def commands(inp, threads: int) -> dict[str, tuple[list[str], dict]]:
     acc = WORK / "accuracy"
     out = WORK / "throughput"
-    molprop = [str(VENV_BIN / "molprop"), "predict", "--model", str(acc / "ESOL_seed0_molprop_esa"),
-               "--input", str(inp), "--smiles-column", "smiles", "--output", str(out / "molprop.csv")]
-    small = [str(VENV_BIN / "molprop"), "predict", "--model", str(acc / "ESOL_seed0_molprop_esa_small"),
-             "--input", str(inp), "--smiles-column", "smiles", "--output", str(out / "molprop_small.csv")]
-    shipped = [str(VENV_BIN / "molprop"), "predict", "--model", str(REPO / "pretrained" / "solubility"),
-               "--input", str(inp), "--smiles-column", "smiles",
-               "--output", str(out / "molprop_shipped.csv")]  # fmt: skip
-    chemprop = [str(VENV_BIN / "chemprop"), "predict", "-i", str(inp), "-s", "smiles",
-                "--model-paths", str(acc / "ESOL_seed0_chemprop" / "model_0" / "best.pt"),
-                "-o", str(out / "chemprop.csv"), "--num-workers", "0", "--accelerator", "cpu",
-                "--devices", "1"]  # fmt: skip
-    return {"molprop": (molprop, thread_env(threads)), "chemprop": (chemprop, chemprop_env(threads)),
-            "molprop_small": (small, thread_env(threads)),
-            "molprop_shipped": (shipped, thread_env(threads))}  # fmt: skip
+    molprop = [
+        str(VENV_BIN / "molprop"),
+        "predict",
+        "--model",
+        str(acc / "ESOL_seed0_molprop_esa"),
+        "--input",
+        str(inp),
+        "--smiles-column",
+        "smiles",
+        "--output",
+        str(out / "molprop.csv"),
+    ]
+    small = [
+        str(VENV_BIN / "molprop"),
+        "predict",
+        "--model",
+        str(acc / "ESOL_seed0_molprop_esa_small"),
+        "--input",
+        str(inp),
+        "--smiles-column",
+        "smiles",
+        "--output",
+        str(out / "molprop_small.csv"),
+    ]
+    shipped = [
+        str(VENV_BIN / "molprop"),
+        "predict",
+        "--model",
+        str(REPO / "pretrained" / "solubility"),
+        "--input",
+        str(inp),
+        "--smiles-column",
+        "smiles",
+        "--output",
+        str(out / "molprop_shipped.csv"),
+    ]
+    chemprop = [
+        str(VENV_BIN / "chemprop"),
+        "predict",
+        "-i",
+        str(inp),
+        "-s",
+        "smiles",
+        "--model-paths",
+        str(acc / "ESOL_seed0_chemprop" / "model_0" / "best.pt"),
+        "-o",
+        str(out / "chemprop.csv"),
+        "--num-workers",
+        "0",
+        "--accelerator",
+        "cpu",
+        "--devices",
+        "1",
+    ]
+    return {
+        "molprop": (molprop, thread_env(threads)),
+        "chemprop": (chemprop, chemprop_env(threads)),
+        "molprop_small": (small, thread_env(threads)),
+        "molprop_shipped": (shipped, thread_env(threads)),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=10000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--tools", nargs="+", default=["molprop", "chemprop", "molprop_small", "molprop_shipped"])
+    p.add_argument(
+        "--tools", nargs="+", default=["molprop", "chemprop", "molprop_small", "molprop_shipped"]
+    )
     p.add_argument("--result-name", default="throughput", help="results/<name>.json")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -83,19 +131,41 @@ def main(argv: list[str] | None = None) -> int:
             if proc.returncode != 0:
                 raise RuntimeError(f"{tool} predict failed: {proc.stderr[-1500:]}")
             rows = len(pd.read_csv(WORK / "throughput" / f"{tool}.csv"))
-            runs[tool].append({"seconds": round(proc.seconds, 2), "peak_rss_mb": round(proc.peak_rss_mb, 1),
-                               "cpu_seconds": round(proc.cpu_seconds, 1),
-                               "rows_out": rows})  # fmt: skip
-            log.info("repeat %d %s: %.1f s, %.0f MiB, %d rows", r, tool, proc.seconds, proc.peak_rss_mb, rows)
+            runs[tool].append(
+                {
+                    "seconds": round(proc.seconds, 2),
+                    "peak_rss_mb": round(proc.peak_rss_mb, 1),
+                    "cpu_seconds": round(proc.cpu_seconds, 1),
+                    "rows_out": rows,
+                }
+            )
+            log.info(
+                "repeat %d %s: %.1f s, %.0f MiB, %d rows",
+                r,
+                tool,
+                proc.seconds,
+                proc.peak_rss_mb,
+                rows,
+            )
     summary = {}
     for tool, rs in runs.items():
         med = statistics.median(x["seconds"] for x in rs)
-        summary[tool] = {"median_seconds": med, "molecules_per_s": round(n / med, 1),
-                         "median_cpu_seconds": statistics.median(x.get("cpu_seconds", float("nan")) for x in rs),
-                         "median_peak_rss_mb": statistics.median(x["peak_rss_mb"] for x in rs)}  # fmt: skip
-    save_result(args.result_name, {"n_molecules": n, "threads": args.threads, "runs": runs,
-                               "summary": summary,
-                               "commands": {t: " ".join(c[0]) for t, c in cmds.items()}})  # fmt: skip
+        summary[tool] = {
+            "median_seconds": med,
+            "molecules_per_s": round(n / med, 1),
+            "median_cpu_seconds": statistics.median(x.get("cpu_seconds", float("nan")) for x in rs),
+            "median_peak_rss_mb": statistics.median(x["peak_rss_mb"] for x in rs),
+        }
+    save_result(
+        args.result_name,
+        {
+            "n_molecules": n,
+            "threads": args.threads,
+            "runs": runs,
+            "summary": summary,
+            "commands": {t: " ".join(c[0]) for t, c in cmds.items()},
+        },
+    )
     log.info("%s", summary)
     return 0
 

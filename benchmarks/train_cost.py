@@ -35,16 +35,40 @@ from benchmarks.common import (
 from benchmarks.splits import prepare
 
 log = logging.getLogger(__name__)
-MODELS = ("molprop_esa", "molprop_esa_small", "molprop_esa_prev", "chemprop", "gin", "pna",
-          "molprop_esa_qm9")
+MODELS = (
+    "molprop_esa",
+    "molprop_esa_small",
+    "molprop_esa_prev",
+    "chemprop",
+    "gin",
+    "pna",
+    "molprop_esa_qm9",
+)
 QM9_PART = REPO / "data" / "qm9" / "qm9_3d_shuffled_part01of18.extxyz.gz"
 
 
 def run_molprop_qm9(epochs: int, out, threads: int):
-    cmd = [str(VENV_BIN / "molprop"), "train", "--data", str(QM9_PART), "--featurizer", "3d",
-           "--target-columns", "HOMO_LUMO_gap_au", "--split-type", "random",
-           "--epochs", str(epochs), "--patience", str(epochs + 1), "--seed", "0",
-           "--out", str(out), "--no-progress"]  # fmt: skip
+    cmd = [
+        str(VENV_BIN / "molprop"),
+        "train",
+        "--data",
+        str(QM9_PART),
+        "--featurizer",
+        "3d",
+        "--target-columns",
+        "HOMO_LUMO_gap_au",
+        "--split-type",
+        "random",
+        "--epochs",
+        str(epochs),
+        "--patience",
+        str(epochs + 1),
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     proc = run_process(cmd, env=thread_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"molprop (QM9 3D) failed: {proc.stderr[-2000:]}")
@@ -60,8 +84,9 @@ def timed_run(model: str, name: str, epochs: int, threads: int) -> tuple[float, 
     elif model in MOLPROP_FLAGS:
         _, proc, _, _ = run_molprop(name, 0, epochs, patience, out, threads, MOLPROP_FLAGS[model])
     elif model == "chemprop":
-        _, proc, _, _ = run_chemprop(name, 0, epochs, patience, out, threads,
-                                     extra=["--warmup-epochs", "0"])  # fmt: skip
+        _, proc, _, _ = run_chemprop(
+            name, 0, epochs, patience, out, threads, extra=["--warmup-epochs", "0"]
+        )
     else:
         _, proc, _, _ = run_pyg(model, name, 0, epochs, patience, out, threads)
     return proc.seconds, proc.peak_rss_mb, proc.cpu_seconds
@@ -72,8 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dataset", default="Lipophilicity")
     p.add_argument("--epochs", nargs=2, type=int, default=[1, 3])
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    p.add_argument("--qm9-epochs", nargs=2, type=int, default=[1, 2],
-                   help="epoch pair for molprop_esa_qm9 (its epochs are ~10x Lipophilicity's)")
+    p.add_argument(
+        "--qm9-epochs",
+        nargs=2,
+        type=int,
+        default=[1, 2],
+        help="epoch pair for molprop_esa_qm9 (its epochs are ~10x Lipophilicity's)",
+    )
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--result-name", default="train_cost", help="results/<name>.json")
     args = p.parse_args(argv)
@@ -81,22 +111,36 @@ def main(argv: list[str] | None = None) -> int:
     prepare(args.dataset, [0])
     previous = load_result(args.result_name) or {}
     same = (previous.get("dataset"), previous.get("threads")) == (args.dataset, args.threads)
-    results = {m: r for m, r in previous.get("models", {}).items()
-               if same and m in MODELS and m not in args.models}  # fmt: skip
+    results = {
+        m: r
+        for m, r in previous.get("models", {}).items()
+        if same and m in MODELS and m not in args.models
+    }
     for model in args.models:
         e1, e2 = args.qm9_epochs if model == "molprop_esa_qm9" else args.epochs
         w1, _, c1 = timed_run(model, args.dataset, e1, args.threads)
         w2, rss, c2 = timed_run(model, args.dataset, e2, args.threads)
         facts = machine_facts()
-        results[model] = {"epochs": [e1, e2], "wall_e1": round(w1, 1), "wall_e2": round(w2, 1),
-                          "seconds_per_epoch": round((w2 - w1) / (e2 - e1), 2),
-                          "cpu_seconds_per_epoch": round((c2 - c1) / (e2 - e1), 2),
-                          "peak_rss_mb": round(rss, 1),
-                          "measured_utc": facts["time_utc"],
-                          "load_avg_1min": facts["load_avg_1_5_15"][0]}  # fmt: skip
+        results[model] = {
+            "epochs": [e1, e2],
+            "wall_e1": round(w1, 1),
+            "wall_e2": round(w2, 1),
+            "seconds_per_epoch": round((w2 - w1) / (e2 - e1), 2),
+            "cpu_seconds_per_epoch": round((c2 - c1) / (e2 - e1), 2),
+            "peak_rss_mb": round(rss, 1),
+            "measured_utc": facts["time_utc"],
+            "load_avg_1min": facts["load_avg_1_5_15"][0],
+        }
         log.info("%s: %s", model, results[model])
-        save_result(args.result_name, {"dataset": args.dataset, "epochs": args.epochs,
-                                       "threads": args.threads, "models": results})  # fmt: skip
+        save_result(
+            args.result_name,
+            {
+                "dataset": args.dataset,
+                "epochs": args.epochs,
+                "threads": args.threads,
+                "models": results,
+            },
+        )
     return 0
 
 

@@ -32,8 +32,14 @@ PRETRAINED = REPO / "pretrained"
 #: architecture shared by every shipped model (small: CPU inference, < 10 MB per ensemble).
 #: Dropout 0.1 and no weight averaging (``ema_epochs=0`` below) are pinned: the shipped models
 #: were trained so, before the CLI defaults became dropout 0 and ``--ema-epochs 1``.
-MODEL = {"hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, "head_hidden": 128,
-         "dropout": 0.1}
+MODEL = {
+    "hidden_dim": 64,
+    "heads": 4,
+    "layers": "MSMSP S",
+    "num_seeds": 8,
+    "head_hidden": 128,
+    "dropout": 0.1,
+}
 
 
 @dataclass(frozen=True)
@@ -58,40 +64,70 @@ RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
         Recipe(
-            "solubility", "delaney_chemprop.csv.gz", "smiles", "logp", "log10(mol/L)",
-            "regression", 60, "aqueous solubility (ESOL)",
+            "solubility",
+            "delaney_chemprop.csv.gz",
+            "smiles",
+            "logp",
+            "log10(mol/L)",
+            "regression",
+            60,
+            "aqueous solubility (ESOL)",
             "ESOL (Delaney 2004), MoleculeNet / chemprop `data/delaney.csv`, 1,128 molecules",
             "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
             "ranking small neutral organic molecules by aqueous solubility at 25 °C",
             "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
         ),
         Recipe(
-            "lipophilicity", "lipo_chemprop.csv.gz", "smiles", "lipo", "logD (pH 7.4)",
-            "regression", 40, "octanol/water distribution coefficient at pH 7.4",
+            "lipophilicity",
+            "lipo_chemprop.csv.gz",
+            "smiles",
+            "lipo",
+            "logD (pH 7.4)",
+            "regression",
+            40,
+            "octanol/water distribution coefficient at pH 7.4",
             "Lipophilicity (ChEMBL, AstraZeneca deposition), MoleculeNet / chemprop "
             "`data/lipo.csv`, 4,200 molecules",
             "MIT (chemprop repository); ChEMBL data CC BY-SA 3.0",
             "estimating logD 7.4 of drug-like molecules",
         ),
         Recipe(
-            "hydration_free_energy", "freesolv_chemprop.csv.gz", "smiles", "freesolv",
-            "kcal/mol", "regression", 50, "hydration free energy (FreeSolv)",
+            "hydration_free_energy",
+            "freesolv_chemprop.csv.gz",
+            "smiles",
+            "freesolv",
+            "kcal/mol",
+            "regression",
+            50,
+            "hydration free energy (FreeSolv)",
             "FreeSolv v0.5 (Mobley & Guthrie 2014), MoleculeNet / chemprop `data/freesolv.csv`, "
             "642 molecules",
             "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
             "estimating hydration free energies of small neutral molecules",
         ),
         Recipe(
-            "bbb_penetration", "bbbp.csv.gz", "smiles", "p_np", "probability",
-            "classification", 40, "blood-brain barrier penetration (BBBP)",
+            "bbb_penetration",
+            "bbbp.csv.gz",
+            "smiles",
+            "p_np",
+            "probability",
+            "classification",
+            40,
+            "blood-brain barrier penetration (BBBP)",
             "BBBP (Martins et al. 2012), MoleculeNet / chemprop `data/bbbp.csv`, 2,039 molecules",
             "MIT (chemprop repository)",
             "flagging whether a molecule is likely to penetrate the blood-brain barrier "
             "(output: probability of the positive class, p_np = 1)",
         ),
         Recipe(
-            "homo_lumo_gap", "../qm9/qm9_3d_shuffled_part01of18.extxyz.gz", "smiles", "gap_ev",
-            "eV", "regression", 40, "HOMO-LUMO gap (QM9, B3LYP/6-31G(2df,p))",
+            "homo_lumo_gap",
+            "../qm9/qm9_3d_shuffled_part01of18.extxyz.gz",
+            "smiles",
+            "gap_ev",
+            "eV",
+            "regression",
+            40,
+            "HOMO-LUMO gap (QM9, B3LYP/6-31G(2df,p))",
             "QM9 (Ramakrishnan et al. 2014) via PyPI `qm9pack` 1.0.3: a random 7,269-molecule part "
             "(`data/qm9/qm9_3d_shuffled_part01of18.extxyz.gz`); gap = HOMO_LUMO_gap_au x 27.211386",
             "MIT (qm9pack); QM9 data CC0",
@@ -100,14 +136,22 @@ RECIPES: dict[str, Recipe] = {
             "the 3D one, see docs/results/3d.md)",
         ),
     )
-}  # fmt: skip
+}
 
 
 def train_config(recipe: Recipe) -> TrainConfig:
     """Short budgets (15 epochs or fewer) use a larger learning rate."""
     lr = 1e-3 if recipe.epochs <= 15 else 5e-4
-    return TrainConfig(epochs=recipe.epochs, batch_size=64, lr=lr, patience=12, lr_patience=5,
-                       seed=0, ensemble_size=3, ema_epochs=0.0)  # fmt: skip
+    return TrainConfig(
+        epochs=recipe.epochs,
+        batch_size=64,
+        lr=lr,
+        patience=12,
+        lr_patience=5,
+        seed=0,
+        ensemble_size=3,
+        ema_epochs=0.0,
+    )
 
 
 HARTREE_EV = 27.211386
@@ -130,28 +174,41 @@ def load_data(recipe: Recipe) -> str | pd.DataFrame:
 
 def train(recipe: Recipe, out: Path) -> None:
     """Train the ensemble of ``recipe`` into ``out`` (replaced if it exists)."""
-    from molprop.pipelines.train import TrainRequest, run_train
+    from molprop.training.train import TrainRequest, run_train
 
     if out.exists():
         shutil.rmtree(out)
     request = TrainRequest(
-        data=load_data(recipe), smiles_column=recipe.smiles_column,
-        target_columns=[recipe.target], out=out, task_type=recipe.task_type,
-        split_type="scaffold", model=dict(MODEL), train=train_config(recipe),
-        units=[recipe.unit], name=recipe.name, progress=False,
-    )  # fmt: skip
+        data=load_data(recipe),
+        smiles_column=recipe.smiles_column,
+        target_columns=[recipe.target],
+        out=out,
+        task_type=recipe.task_type,
+        split_type="scaffold",
+        model=dict(MODEL),
+        train=train_config(recipe),
+        units=[recipe.unit],
+        name=recipe.name,
+        progress=False,
+    )
     run_train(request)
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
 
 
 def finish(recipe: Recipe, out: Path) -> None:
     """Add the applicability domain and write the card (no retraining)."""
-    from molprop.inference.domain import add_domain_to_artifact
-    from molprop.pipelines.card import write_card
+    from molprop.artifact.card import write_card
+    from molprop.artifact.domain import add_domain_to_artifact
 
     add_domain_to_artifact(out)
-    write_card(out, title=recipe.description, data_source=recipe.source, licence=recipe.licence,
-               intended_use=recipe.intended_use, reference=recipe.chemprop_reference)
+    write_card(
+        out,
+        title=recipe.description,
+        data_source=recipe.source,
+        licence=recipe.licence,
+        intended_use=recipe.intended_use,
+        reference=recipe.chemprop_reference,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stage", choices=["all", "train", "finish"], default="all")
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     unknown = sorted(set(args.names) - set(RECIPES))
     if unknown:
         parser.error(f"unknown model(s) {unknown}; choose from {sorted(RECIPES)}")

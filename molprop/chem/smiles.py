@@ -85,9 +85,11 @@ def parse_smiles(
         raise InvalidInputError(f"SMILES too long ({len(text)} > {max_length} characters)")
     space = _INNER_SPACE.search(text)
     if space is not None:
-        raise InvalidInputError(f"SMILES contains whitespace ({space.group()!r} at character "
-                                f"{space.start() + 1}); a SMILES has no spaces, tabs or line "
-                                "breaks (RDKit would read only the part before it)")  # fmt: skip
+        raise InvalidInputError(
+            f"SMILES contains whitespace ({space.group()!r} at character "
+            f"{space.start() + 1}); a SMILES has no spaces, tabs or line "
+            "breaks (RDKit would read only the part before it)"
+        )
     mol = Chem.MolFromSmiles(text)
     if mol is None:
         raise InvalidInputError(_sanitize_reason(text))

@@ -93,10 +93,14 @@ def from_ase(atoms: Any) -> Structure3D:
         raise InvalidInputError("structure has non-finite coordinates")
     info = {k: v for k, v in atoms.info.items() if np.isscalar(v) or isinstance(v, str)}
     return Structure3D(
-        numbers=np.asarray(atoms.get_atomic_numbers(), dtype=np.int64), pos=pos,
-        cell=np.asarray(atoms.cell.array, dtype=np.float64), pbc=np.asarray(atoms.pbc, bool),
-        tags=tags, fixed=fixed, info=info,
-    )  # fmt: skip
+        numbers=np.asarray(atoms.get_atomic_numbers(), dtype=np.int64),
+        pos=pos,
+        cell=np.asarray(atoms.cell.array, dtype=np.float64),
+        pbc=np.asarray(atoms.pbc, bool),
+        tags=tags,
+        fixed=fixed,
+        info=info,
+    )
 
 
 def from_pymatgen(obj: Any) -> Structure3D:
@@ -117,8 +121,13 @@ def from_rdkit(mol: Any, info: dict[str, Any] | None = None) -> Structure3D:
     numbers = np.asarray([a.GetAtomicNum() for a in mol.GetAtoms()], dtype=np.int64)
     if numbers.size == 0:
         raise InvalidInputError("molecule has no atoms")
-    return Structure3D(numbers=numbers, pos=pos, cell=np.zeros((3, 3)),
-                       pbc=np.zeros(3, dtype=bool), info=dict(info or {}))  # fmt: skip
+    return Structure3D(
+        numbers=numbers,
+        pos=pos,
+        cell=np.zeros((3, 3)),
+        pbc=np.zeros(3, dtype=bool),
+        info=dict(info or {}),
+    )
 
 
 def to_structure(obj: Any) -> Structure3D:

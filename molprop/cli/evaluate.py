@@ -12,14 +12,18 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--model", required=True, help="artifact directory or shipped model name")
     p.add_argument("--data", required=True)
     p.add_argument("--smiles-column", default="smiles")
-    p.add_argument("--target-columns", nargs="+", default=None,
-                   help="label columns, in the model's target order (default: the model's names)")  # fmt: skip
+    p.add_argument(
+        "--target-columns",
+        nargs="+",
+        default=None,
+        help="label columns, in the model's target order (default: the model's names)",
+    )
     p.add_argument("--output", default=None, help="metrics JSON (default: <data>.metrics.json)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from molprop.pipelines.evaluate import evaluate_file
+    from molprop.training.evaluate import evaluate_file
 
     result = evaluate_file(args.model, args.data, args.smiles_column, args.target_columns)
     output = Path(args.output or f"{Path(args.data).name}.metrics.json")

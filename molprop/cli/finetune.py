@@ -12,22 +12,39 @@ from molprop.cli.options import add_data_args, add_split_args, add_train_args, t
 
 
 def add_parser(sub, name: str) -> None:
-    p = sub.add_parser(name, help="fine-tune a pretrained model", description=__doc__,
-                       conflict_handler="resolve")  # fmt: skip
-    p.add_argument("--from", dest="pretrained", required=True,
-                   help="pretrained artifact directory or shipped model name")  # fmt: skip
+    p = sub.add_parser(
+        name, help="fine-tune a pretrained model", description=__doc__, conflict_handler="resolve"
+    )
+    p.add_argument(
+        "--from",
+        dest="pretrained",
+        required=True,
+        help="pretrained artifact directory or shipped model name",
+    )
     add_data_args(p)
     add_split_args(p)
     add_train_args(p)
     # after add_train_args: this --strategy (transfer strategy) replaces Lightning's, if any
-    p.add_argument("--strategy", dest="transfer_strategy", default="full",
-                   choices=["full", "freeze-encoder", "label-augment", "embed-augment"],
-                   help="fine-tuning strategy (default: full)")  # fmt: skip
-    p.add_argument("--mode", choices=["transductive", "inductive"], default="transductive",
-                   help="label-augment: measured low labels (transductive) or the pretrained "
-                        "model's predictions (inductive)")  # fmt: skip
-    p.add_argument("--low-columns", nargs="+", default=None,
-                   help="measured low-fidelity columns (default: the pretrained targets)")  # fmt: skip
+    p.add_argument(
+        "--strategy",
+        dest="transfer_strategy",
+        default="full",
+        choices=["full", "freeze-encoder", "label-augment", "embed-augment"],
+        help="fine-tuning strategy (default: full)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=["transductive", "inductive"],
+        default="transductive",
+        help="label-augment: measured low labels (transductive) or the pretrained "
+        "model's predictions (inductive)",
+    )
+    p.add_argument(
+        "--low-columns",
+        nargs="+",
+        default=None,
+        help="measured low-fidelity columns (default: the pretrained targets)",
+    )
     p.add_argument("--val", default=None, help="validation CSV (else --data is split)")
     p.add_argument("--test", default=None, help="test CSV (with --val)")
     p.add_argument("--name", default="", help="model name stored in the artifact")
@@ -37,7 +54,7 @@ def add_parser(sub, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from molprop.errors import ConfigError
-    from molprop.pipelines.finetune import FinetuneRequest, run_finetune
+    from molprop.transfer.finetune import FinetuneRequest, run_finetune
 
     if args.featurizer != "2d" or args.featurizer_params != "{}":
         raise ConfigError("finetune uses the pretrained model's featurizer; drop --featurizer")
@@ -45,16 +62,31 @@ def run(args: argparse.Namespace) -> int:
     if "strategy" in cfg.__dataclass_fields__:
         cfg = replace(cfg, strategy="auto")
     request = FinetuneRequest(
-        pretrained=args.pretrained, data=args.data, target_columns=args.target_columns,
-        out=args.out, smiles_column=args.smiles_column, val_data=args.val, test_data=args.test,
-        strategy=args.transfer_strategy, mode=args.mode, low_columns=args.low_columns,
-        task_type=args.task_type, split_type=args.split_type,
-        split_sizes=tuple(args.split_sizes), split_column=args.split_column, train=cfg,
-        units=args.units, invalid=args.invalid,
-        name=args.name, progress=not args.no_progress,
-    )  # fmt: skip
+        pretrained=args.pretrained,
+        data=args.data,
+        target_columns=args.target_columns,
+        out=args.out,
+        smiles_column=args.smiles_column,
+        val_data=args.val,
+        test_data=args.test,
+        strategy=args.transfer_strategy,
+        mode=args.mode,
+        low_columns=args.low_columns,
+        task_type=args.task_type,
+        split_type=args.split_type,
+        split_sizes=tuple(args.split_sizes),
+        split_column=args.split_column,
+        train=cfg,
+        units=args.units,
+        invalid=args.invalid,
+        name=args.name,
+        progress=not args.no_progress,
+    )
     metrics = run_finetune(request)
-    print(json.dumps({p: metrics[p]["ensemble"] for p in ("train", "val", "test") if p in metrics},
-                     indent=2))  # fmt: skip
+    print(
+        json.dumps(
+            {p: metrics[p]["ensemble"] for p in ("train", "val", "test") if p in metrics}, indent=2
+        )
+    )
     print(f"fine-tuned artifact written to {args.out}")
     return 0

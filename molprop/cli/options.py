@@ -16,15 +16,24 @@ def add_data_args(p: argparse.ArgumentParser, targets_required: bool = True) -> 
     g = p.add_argument_group("data")
     g.add_argument("--data", required=True, help="CSV (or SDF / extxyz with --featurizer 3d)")
     g.add_argument("--smiles-column", default="smiles", help="column with SMILES (default: smiles)")
-    g.add_argument("--target-columns", nargs="+", required=targets_required, help="target column(s)")
+    g.add_argument(
+        "--target-columns", nargs="+", required=targets_required, help="target column(s)"
+    )
     g.add_argument("--task-type", choices=["regression", "classification"], default="regression")
     g.add_argument("--units", nargs="+", default=[], help="unit of each target (for the card)")
-    g.add_argument("--invalid", choices=["skip", "error"], default="skip",
-                   help="invalid rows: report and skip (default) or stop")  # fmt: skip
+    g.add_argument(
+        "--invalid",
+        choices=["skip", "error"],
+        default="skip",
+        help="invalid rows: report and skip (default) or stop",
+    )
     g.add_argument("--featurizer", default="2d", help="2d (RDKit graph, default) or 3d")
     g.add_argument("--featurizer-params", default="{}", help="JSON dict of featurizer options")
-    g.add_argument("--per-atom", action="store_true",
-                   help="extensive target: train on target / n_atoms, report totals")  # fmt: skip
+    g.add_argument(
+        "--per-atom",
+        action="store_true",
+        help="extensive target: train on target / n_atoms, report totals",
+    )
 
 
 def add_split_args(p: argparse.ArgumentParser) -> None:
@@ -36,13 +45,21 @@ def add_split_args(p: argparse.ArgumentParser) -> None:
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--preset", choices=sorted(PRESETS), default="default",
-                   help="named starting point: default, or small (the shipped models' size: "
-                        "~3.5x less CPU time per epoch); explicit flags override its values")  # fmt: skip
+    g.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="default",
+        help="named starting point: default, or small (the shipped models' size: "
+        "~3.5x less CPU time per epoch); explicit flags override its values",
+    )
     g.add_argument("--model", choices=["esa", "nsa"], default=_M["token_kind"].default)
     # preset-able settings default to None: filled from the preset, else the dataclass default
-    g.add_argument("--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_M['layers'].default!r})")
-    g.add_argument("--hidden-dim", type=int, default=None, help=f"default {_M['hidden_dim'].default}")
+    g.add_argument(
+        "--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_M['layers'].default!r})"
+    )
+    g.add_argument(
+        "--hidden-dim", type=int, default=None, help=f"default {_M['hidden_dim'].default}"
+    )
     g.add_argument("--heads", type=int, default=None, help=f"default {_M['heads'].default}")
     g.add_argument("--num-seeds", type=int, default=None, help=f"default {_M['num_seeds'].default}")
     g.add_argument("--mlp", choices=["standard", "swiglu"], default=_M["mlp_kind"].default)
@@ -50,12 +67,24 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dropout", type=float, default=None, help=f"default {_M['dropout'].default}")
     g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
     g.add_argument("--no-size-path", action="store_true", help="disable the size signal")
-    g.add_argument("--no-size-linear", action="store_true",
-                   help="size path with log-counts only (no linear counts)")  # fmt: skip
-    g.add_argument("--learnable-rbf", type=int, default=0, metavar="K",
-                   help="3D only: append K learnable Gaussians of the edge length (default 0: off)")
-    g.add_argument("--rbf-cutoff", type=float, default=_M["rbf_cutoff"].default,
-                   help="cutoff (Å) of the learnable Gaussians")  # fmt: skip
+    g.add_argument(
+        "--no-size-linear",
+        action="store_true",
+        help="size path with log-counts only (no linear counts)",
+    )
+    g.add_argument(
+        "--learnable-rbf",
+        type=int,
+        default=0,
+        metavar="K",
+        help="3D only: append K learnable Gaussians of the edge length (default 0: off)",
+    )
+    g.add_argument(
+        "--rbf-cutoff",
+        type=float,
+        default=_M["rbf_cutoff"].default,
+        help="cutoff (Å) of the learnable Gaussians",
+    )
 
 
 def add_train_args(p: argparse.ArgumentParser) -> None:
@@ -65,20 +94,34 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lr", type=float, default=None, help=f"default {_T.lr:g}")
     g.add_argument("--weight-decay", type=float, default=_T.weight_decay)
     g.add_argument("--patience", type=int, default=_T.patience, help="early-stopping patience")
-    g.add_argument("--ema-epochs", type=float, default=_T.ema_epochs,
-                   help="validate and keep a moving average of the weights over ~N epochs of "
-                        f"steps (default {_T.ema_epochs:g}; 0: the raw weights)")  # fmt: skip
+    g.add_argument(
+        "--ema-epochs",
+        type=float,
+        default=_T.ema_epochs,
+        help="validate and keep a moving average of the weights over ~N epochs of "
+        f"steps (default {_T.ema_epochs:g}; 0: the raw weights)",
+    )
     g.add_argument("--ensemble-size", type=int, default=_T.ensemble_size)
     g.add_argument("--seed", type=int, default=_T.seed)
     g.add_argument("--bf16", action="store_true", help="bf16 autocast")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
-    g.add_argument("--devices", type=int, default=_T.devices,
-                   help="processes (CPU) or accelerators per node (default 1)")  # fmt: skip
+    g.add_argument(
+        "--devices",
+        type=int,
+        default=_T.devices,
+        help="processes (CPU) or accelerators per node (default 1)",
+    )
     g.add_argument("--num-nodes", type=int, default=_T.num_nodes, help="machines (default 1)")
-    g.add_argument("--strategy", default=_T.strategy,
-                   help="Lightning strategy: auto (default) or ddp (gloo on CPU)")  # fmt: skip
-    g.add_argument("--resume", action="store_true",
-                   help="continue from the last per-epoch checkpoint in the output directory")  # fmt: skip
+    g.add_argument(
+        "--strategy",
+        default=_T.strategy,
+        help="Lightning strategy: auto (default) or ddp (gloo on CPU)",
+    )
+    g.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the last per-epoch checkpoint in the output directory",
+    )
 
 
 def _pick(args: argparse.Namespace, section: str, key: str, default: object) -> object:
@@ -117,11 +160,17 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
         epochs=args.epochs,
         batch_size=_pick(args, "train", "batch_size", _T.batch_size),
         lr=_pick(args, "train", "lr", _T.lr),
-        weight_decay=args.weight_decay, patience=args.patience, bf16=args.bf16,
-        seed=args.seed, ensemble_size=args.ensemble_size, ema_epochs=args.ema_epochs,
-        devices=args.devices, num_nodes=args.num_nodes, strategy=args.strategy,
+        weight_decay=args.weight_decay,
+        patience=args.patience,
+        bf16=args.bf16,
+        seed=args.seed,
+        ensemble_size=args.ensemble_size,
+        ema_epochs=args.ema_epochs,
+        devices=args.devices,
+        num_nodes=args.num_nodes,
+        strategy=args.strategy,
         resume=args.resume,
-    )  # fmt: skip
+    )
 
 
 def featurizer_config(args: argparse.Namespace) -> FeaturizerConfig:

@@ -23,28 +23,54 @@ _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst"
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="predict with a trained model", description=__doc__)
     p.add_argument("--model", required=True, help="artifact directory or shipped model name")
-    p.add_argument("--input", required=True,
-                   help="CSV/TSV (optionally .gz) with a SMILES column, SMI or SDF file")  # fmt: skip
+    p.add_argument(
+        "--input",
+        required=True,
+        help="CSV/TSV (optionally .gz) with a SMILES column, SMI or SDF file",
+    )
     p.add_argument("--smiles-column", default="smiles")
-    p.add_argument("--output", required=True,
-                   help="CSV to write (via <output>.partial, renamed when complete)")  # fmt: skip
-    p.add_argument("--batch-size", type=int, default=256,
-                   help="most molecules per forward pass (default 256); on a CPU a pass also "
-                        "stops at 4,096 padded tokens, which is faster")  # fmt: skip
-    p.add_argument("--chunk-size", type=int, default=4096,
-                   help="rows read, featurised and written at a time (bounds memory)")  # fmt: skip
-    p.add_argument("--num-workers", type=int, default=0,
-                   help="featurisation worker processes (0: in the main process)")  # fmt: skip
-    p.add_argument("--resume", action="store_true",
-                   help="continue an interrupted run: keep the complete rows of "
-                        "<output>.partial (or of --output if there is no .partial)")  # fmt: skip
+    p.add_argument(
+        "--output", required=True, help="CSV to write (via <output>.partial, renamed when complete)"
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=256,
+        help="most molecules per forward pass (default 256); on a CPU a pass also "
+        "stops at 4,096 padded tokens, which is faster",
+    )
+    p.add_argument(
+        "--chunk-size",
+        type=int,
+        default=4096,
+        help="rows read, featurised and written at a time (bounds memory)",
+    )
+    p.add_argument(
+        "--num-workers",
+        type=int,
+        default=0,
+        help="featurisation worker processes (0: in the main process)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run: keep the complete rows of "
+        "<output>.partial (or of --output if there is no .partial)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("several processes / machines (Lightning)")
-    g.add_argument("--devices", type=int, default=1,
-                   help="processes (CPU) or accelerators per machine (default 1)")  # fmt: skip
+    g.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="processes (CPU) or accelerators per machine (default 1)",
+    )
     g.add_argument("--num-nodes", type=int, default=1, help="machines (default 1)")
-    g.add_argument("--strategy", default="auto",
-                   help="auto (one process unless --devices/--num-nodes ask for more) or ddp")  # fmt: skip
+    g.add_argument(
+        "--strategy",
+        default="auto",
+        help="auto (one process unless --devices/--num-nodes ask for more) or ddp",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,24 +93,31 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--devices and --num-nodes must be >= 1")
     for target in (args.output, partial_path(args.output)):
         if same_file(args.input, target):
-            raise ConfigError(f"--output {args.output} would overwrite the input {args.input}; "
-                              "choose another output file")  # fmt: skip
+            raise ConfigError(
+                f"--output {args.output} would overwrite the input {args.input}; "
+                "choose another output file"
+            )
     predictor = Predictor.from_pretrained(args.model)
     reader = getattr(predictor.featurizer, "predict_file", None)
     structure_file = reader is not None and not args.input.endswith((".csv", ".csv.gz"))
     distributed = args.devices * args.num_nodes > 1 or args.strategy != "auto"
     progress = not (args.no_progress or os.environ.get("MOLPROP_NO_PROGRESS"))
     if distributed and structure_file:
-        raise ConfigError("several processes are supported for SMILES inputs (CSV / SMI / SDF); "
-                          "structure files are predicted in one process")  # fmt: skip
+        raise ConfigError(
+            "several processes are supported for SMILES inputs (CSV / SMI / SDF); "
+            "structure files are predicted in one process"
+        )
     staged = stage_output(args.output, args.resume)
     try:
-        counts, n = _predict(args, predictor, staged, reader, structure_file, distributed,
-                             progress)  # fmt: skip
+        counts, n = _predict(args, predictor, staged, reader, structure_file, distributed, progress)
     except BaseException:
         if staged.exists():
-            log.warning("%s is unchanged; the rows predicted so far are in %s (--resume "
-                        "continues from them)", args.output, staged)  # fmt: skip
+            log.warning(
+                "%s is unchanged; the rows predicted so far are in %s (--resume "
+                "continues from them)",
+                args.output,
+                staged,
+            )
         raise
     if n is None:  # not global rank 0: rank 0 merges, renames and reports
         return 0
@@ -94,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _predict(args, predictor, staged: Path, reader, structure_file: bool, distributed: bool,
-             progress: bool) -> tuple[dict, int | None]:  # fmt: skip
+def _predict(
+    args, predictor, staged: Path, reader, structure_file: bool, distributed: bool, progress: bool
+) -> tuple[dict, int | None]:
     """Predict ``args.input`` into ``staged`` -> (status counts, rows); rows None on the
     ranks other than 0 of a distributed run."""
     from molprop.inference.streaming import predict_stream
@@ -104,12 +138,19 @@ def _predict(args, predictor, staged: Path, reader, structure_file: bool, distri
         from molprop.inference.distributed import predict_distributed
 
         summary = predict_distributed(
-            predictor, args.input, staged, args.smiles_column,
-            devices=args.devices, num_nodes=args.num_nodes,
+            predictor,
+            args.input,
+            staged,
+            args.smiles_column,
+            devices=args.devices,
+            num_nodes=args.num_nodes,
             strategy="ddp" if args.strategy == "auto" else args.strategy,
-            batch_size=args.batch_size, chunk_size=args.chunk_size,
-            num_workers=args.num_workers, resume=args.resume, progress=progress,
-        )  # fmt: skip
+            batch_size=args.batch_size,
+            chunk_size=args.chunk_size,
+            num_workers=args.num_workers,
+            resume=args.resume,
+            progress=progress,
+        )
         if summary is None:  # not global rank 0
             return {}, None
         return summary.status, summary.rows_total
@@ -119,8 +160,14 @@ def _predict(args, predictor, staged: Path, reader, structure_file: bool, distri
         out.to_csv(staged, index=False, compression=_COMPRESSION.get(suffix))
         return out["status"].value_counts().to_dict(), len(out)
     summary = predict_stream(
-        predictor, args.input, staged, args.smiles_column,
-        batch_size=args.batch_size, chunk_size=args.chunk_size,
-        num_workers=args.num_workers, resume=args.resume, progress=progress,
-    )  # fmt: skip
+        predictor,
+        args.input,
+        staged,
+        args.smiles_column,
+        batch_size=args.batch_size,
+        chunk_size=args.chunk_size,
+        num_workers=args.num_workers,
+        resume=args.resume,
+        progress=progress,
+    )
     return summary.status, summary.rows_total

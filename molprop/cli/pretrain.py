@@ -14,8 +14,12 @@ def add_parser(sub, name: str) -> None:
     add_data_args(p)
     add_model_args(p)
     add_train_args(p)
-    p.add_argument("--holdout", type=float, default=0.1,
-                   help="random fraction held out for early stopping (0: fixed epoch budget)")  # fmt: skip
+    p.add_argument(
+        "--holdout",
+        type=float,
+        default=0.1,
+        help="random fraction held out for early stopping (0: fixed epoch budget)",
+    )
     p.add_argument("--cutoff", type=float, default=None, help="3D radius-graph cutoff (Å)")
     p.add_argument("--name", default="", help="model name stored in the artifact")
     p.add_argument("--out", required=True, help="artifact directory to write")

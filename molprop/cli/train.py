@@ -13,7 +13,7 @@ from molprop.cli.options import (
     featurizer_config,
     model_overrides,
     train_config,
-)  # fmt: skip
+)
 
 
 def add_parser(sub, name: str) -> None:
@@ -29,16 +29,26 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from molprop.pipelines.train import TrainRequest, run_train
+    from molprop.training.train import TrainRequest, run_train
 
     request = TrainRequest(
-        data=args.data, smiles_column=args.smiles_column, target_columns=args.target_columns,
-        out=args.out, task_type=args.task_type, split_type=args.split_type,
-        split_sizes=tuple(args.split_sizes), split_column=args.split_column,
-        featurizer=featurizer_config(args), model=model_overrides(args),
-        train=train_config(args), invalid=args.invalid, units=args.units, name=args.name,
-        per_atom=args.per_atom, progress=not args.no_progress,
-    )  # fmt: skip
+        data=args.data,
+        smiles_column=args.smiles_column,
+        target_columns=args.target_columns,
+        out=args.out,
+        task_type=args.task_type,
+        split_type=args.split_type,
+        split_sizes=tuple(args.split_sizes),
+        split_column=args.split_column,
+        featurizer=featurizer_config(args),
+        model=model_overrides(args),
+        train=train_config(args),
+        invalid=args.invalid,
+        units=args.units,
+        name=args.name,
+        per_atom=args.per_atom,
+        progress=not args.no_progress,
+    )
     metrics = run_train(request)
     summary = {part: metrics[part]["ensemble"] for part in ("train", "val", "test")}
     print(json.dumps(summary, indent=2))

@@ -15,8 +15,14 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--smiles-column", default="smiles")
     p.add_argument("--low-column", required=True)
     p.add_argument("--high-column", required=True)
-    p.add_argument("--high-sizes", nargs=3, type=float, required=True,
-                   metavar=("TRAIN", "VAL", "TEST"), help="high-fidelity molecule counts")
+    p.add_argument(
+        "--high-sizes",
+        nargs=3,
+        type=float,
+        required=True,
+        metavar=("TRAIN", "VAL", "TEST"),
+        help="high-fidelity molecule counts",
+    )
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--strategies", nargs="+", default=None, help="default: all four")
     p.add_argument("--modes", nargs="+", default=["transductive", "inductive"])
@@ -30,9 +36,13 @@ def add_parser(sub, name: str) -> None:
     g.add_argument("--finetune-lr", type=float, default=5e-4)
     g.add_argument("--batch-size", type=int, default=64)
     g.add_argument("--patience", type=int, default=10)
-    g.add_argument("--ema-epochs", type=float, default=None,
-                   help="weight averaging of pretraining and fine-tuning (default: molprop "
-                        "train's; 0: off, as in the results measured before it existed)")  # fmt: skip
+    g.add_argument(
+        "--ema-epochs",
+        type=float,
+        default=None,
+        help="weight averaging of pretraining and fine-tuning (default: molprop "
+        "train's; 0: off, as in the results measured before it existed)",
+    )
     p.add_argument("--out", required=True)
     p.set_defaults(func=run)
 
@@ -44,23 +54,33 @@ def train_configs(args: argparse.Namespace):
     base = TrainConfig(batch_size=args.batch_size, patience=args.patience)
     if args.ema_epochs is not None:
         base = replace(base, ema_epochs=args.ema_epochs)
-    return (replace(base, epochs=args.pretrain_epochs, lr=args.pretrain_lr),
-            replace(base, epochs=args.finetune_epochs, lr=args.finetune_lr))  # fmt: skip
+    return (
+        replace(base, epochs=args.pretrain_epochs, lr=args.pretrain_lr),
+        replace(base, epochs=args.finetune_epochs, lr=args.finetune_lr),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from molprop.pipelines.transfer_benchmark import BenchmarkRequest, run_benchmark
+    from molprop.transfer.benchmark import BenchmarkRequest, run_benchmark
     from molprop.transfer.strategies import STRATEGIES
 
     pretrain, finetune = train_configs(args)
     request = BenchmarkRequest(
-        data=args.data, low_column=args.low_column, high_column=args.high_column,
-        high_sizes=tuple(args.high_sizes), out=args.out, smiles_column=args.smiles_column,
-        seeds=args.seeds, strategies=args.strategies or STRATEGIES, modes=args.modes,
+        data=args.data,
+        low_column=args.low_column,
+        high_column=args.high_column,
+        high_sizes=tuple(args.high_sizes),
+        out=args.out,
+        smiles_column=args.smiles_column,
+        seeds=args.seeds,
+        strategies=args.strategies or STRATEGIES,
+        modes=args.modes,
         model=model_overrides(args),
-        pretrain=pretrain, finetune=finetune,
-        pretrain_holdout=args.pretrain_holdout, units=args.units,
-    )  # fmt: skip
+        pretrain=pretrain,
+        finetune=finetune,
+        pretrain_holdout=args.pretrain_holdout,
+        units=args.units,
+    )
     table = run_benchmark(request)
     print(table.to_string(index=False))
     print(f"results written to {args.out}/results.md and results.png")

@@ -4,7 +4,7 @@ from molprop.data.batch import GraphBatch, collate_graphs
 from molprop.data.loader import GraphDataset, SizeBucketBatchSampler, make_loader
 from molprop.data.scaling import TargetScaler
 from molprop.data.splits import Split, make_split
-from molprop.data.table import MoleculeTable, RowIssue, load_molecule_table, read_table
+from molprop.io.table import MoleculeTable, RowIssue, load_molecule_table, read_table
 
 __all__ = [
     "GraphBatch",

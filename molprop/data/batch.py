@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import torch
 
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 
 
 @dataclass
@@ -77,8 +77,12 @@ def collate_graphs(
     if all(g.pos is not None for g in graphs):
         batch.pos = torch.from_numpy(np.concatenate([g.pos for g in graphs]).astype(np.float32))
     if any(g.edge_vec_shift is not None for g in graphs):  # molecules among crystals: zero shifts
-        shifts = np.concatenate([np.zeros((g.n_edges, 3)) if g.edge_vec_shift is None
-                                 else g.edge_vec_shift for g in graphs]).astype(np.float32)  # fmt: skip
+        shifts = np.concatenate(
+            [
+                np.zeros((g.n_edges, 3)) if g.edge_vec_shift is None else g.edge_vec_shift
+                for g in graphs
+            ]
+        ).astype(np.float32)
         batch.edge_vec_shift = torch.from_numpy(shifts.reshape(-1, 3))
     if targets is not None:
         t = np.asarray(targets, dtype=np.float32).reshape(len(graphs), -1)

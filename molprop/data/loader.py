@@ -13,7 +13,7 @@ import numpy as np
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from molprop.data.batch import GraphBatch, collate_graphs
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 
 
 class GraphDataset(Dataset):
@@ -144,8 +144,14 @@ def make_loader(
     num_replicas: int = 1,
     rank: int = 0,
 ) -> DataLoader:
-    sampler = SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=shuffle, seed=seed,
-                                     num_replicas=num_replicas, rank=rank)  # fmt: skip
+    sampler = SizeBucketBatchSampler(
+        dataset.sizes(),
+        batch_size,
+        shuffle=shuffle,
+        seed=seed,
+        num_replicas=num_replicas,
+        rank=rank,
+    )
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=dataset.collate, num_workers=0)
 
 

@@ -31,7 +31,9 @@ class Split:
 
 def _check_sizes(sizes: Sequence[float]) -> tuple[float, float, float]:
     if len(sizes) != 3 or any(s < 0 for s in sizes) or abs(sum(sizes) - 1.0) > 1e-6:
-        raise ConfigError(f"split sizes must be three non-negative numbers summing to 1, got {sizes}")
+        raise ConfigError(
+            f"split sizes must be three non-negative numbers summing to 1, got {sizes}"
+        )
     return float(sizes[0]), float(sizes[1]), float(sizes[2])
 
 

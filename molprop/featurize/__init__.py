@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from molprop.errors import ConfigError
 from molprop.featurize.graph2d import Graph2DFeaturizer
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 
 
 class Featurizer(Protocol):
@@ -51,8 +51,11 @@ class FeaturizerConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeaturizerConfig:
-        return cls(kind=data.get("kind", "2d"), params=dict(data.get("params", {})),
-                   version=int(data.get("version", 1)))  # fmt: skip
+        return cls(
+            kind=data.get("kind", "2d"),
+            params=dict(data.get("params", {})),
+            version=int(data.get("version", 1)),
+        )
 
 
 _REGISTRY: dict[str, Any] = {"2d": Graph2DFeaturizer}

@@ -13,9 +13,35 @@ from molprop.featurize.stereo import ATOM_STEREO, assign_cip_labels, atom_stereo
 
 #: Elements with their own one-hot slot (anything else goes to the "other" slot).
 ELEMENTS: tuple[str, ...] = (
-    "H", "B", "C", "N", "O", "F", "Si", "P", "S", "Cl", "Br", "I",
-    "Li", "Na", "K", "Mg", "Ca", "Al", "Fe", "Co", "Ni", "Cu", "Zn", "Se", "Sn", "As", "Pt", "Hg",
-)  # fmt: skip
+    "H",
+    "B",
+    "C",
+    "N",
+    "O",
+    "F",
+    "Si",
+    "P",
+    "S",
+    "Cl",
+    "Br",
+    "I",
+    "Li",
+    "Na",
+    "K",
+    "Mg",
+    "Ca",
+    "Al",
+    "Fe",
+    "Co",
+    "Ni",
+    "Cu",
+    "Zn",
+    "Se",
+    "Sn",
+    "As",
+    "Pt",
+    "Hg",
+)
 DEGREES: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6)
 FORMAL_CHARGES: tuple[int, ...] = (-2, -1, 0, 1, 2)
 NUM_HS: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -43,9 +69,22 @@ def one_hot(value: object, choices: tuple) -> list[float]:
 def atom_feature_dim() -> int:
     """Length of the vector returned by :func:`atom_features`."""
     return (
-        len(ELEMENTS) + 1 + len(DEGREES) + 1 + len(FORMAL_CHARGES) + 1 + len(ATOM_STEREO) + 1
-        + len(NUM_HS) + 1 + len(HYBRIDIZATIONS) + 1 + 2 + len(RING_SIZES) + 1
-    )  # fmt: skip
+        len(ELEMENTS)
+        + 1
+        + len(DEGREES)
+        + 1
+        + len(FORMAL_CHARGES)
+        + 1
+        + len(ATOM_STEREO)
+        + 1
+        + len(NUM_HS)
+        + 1
+        + len(HYBRIDIZATIONS)
+        + 1
+        + 2
+        + len(RING_SIZES)
+        + 1
+    )
 
 
 def atom_features(atom: Chem.Atom) -> list[float]:
@@ -96,8 +135,17 @@ def atom_feature_matrix(mol: Chem.Mol) -> np.ndarray:
     x = np.zeros((n, atom_feature_dim()), dtype=np.float32)
     if n == 0:
         return x
-    raw = [(a.GetAtomicNum(), a.GetTotalDegree(), a.GetFormalCharge(), atom_stereo(a),
-            a.GetTotalNumHs(), a.GetHybridization()) for a in atoms]  # fmt: skip
+    raw = [
+        (
+            a.GetAtomicNum(),
+            a.GetTotalDegree(),
+            a.GetFormalCharge(),
+            atom_stereo(a),
+            a.GetTotalNumHs(),
+            a.GetHybridization(),
+        )
+        for a in atoms
+    ]
     rows = np.arange(n)
     for k, (lookup, width) in enumerate(_CATEGORIES):
         other = width - 1

@@ -49,8 +49,17 @@ def bond_feature_matrix(mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray]:
     feats = np.zeros((n, bond_feature_dim()), dtype=np.float32)
     if n == 0:
         return ends, feats
-    raw = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), b.GetBondType(), b.GetIsConjugated(),
-            b.IsInRing(), bond_stereo(b)) for b in bonds]  # fmt: skip
+    raw = [
+        (
+            b.GetBeginAtomIdx(),
+            b.GetEndAtomIdx(),
+            b.GetBondType(),
+            b.GetIsConjugated(),
+            b.IsInRing(),
+            bond_stereo(b),
+        )
+        for b in bonds
+    ]
     rows = np.arange(n)
     ends[:] = [(r[0], r[1]) for r in raw]
     other_type, stereo_at = len(BOND_TYPES), len(BOND_TYPES) + 3

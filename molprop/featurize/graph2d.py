@@ -10,7 +10,7 @@ from rdkit import Chem
 from molprop.chem.smiles import parse_smiles
 from molprop.featurize.atoms import atom_feature_dim, atom_feature_matrix
 from molprop.featurize.bonds import bond_feature_dim, bond_feature_matrix
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 
 
 @dataclass(frozen=True)

@@ -38,19 +38,19 @@ from molprop.chem.structures import (
     is_structure_path,
     read_structures,
     to_structure,
-)  # fmt: skip
-from molprop.data.table import MoleculeTable, RowIssue, load_molecule_table, read_table
+)
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.featurize import register_featurizer
 from molprop.featurize.atoms import one_hot
 from molprop.featurize.gaussian import gaussian_basis
-from molprop.featurize.molgraph import MolGraph
 from molprop.featurize.radius import (
     NeighborList,
     cap_neighbors,
     molecule_neighbors,
     periodic_neighbors,
-)  # fmt: skip
+)
+from molprop.graph import MolGraph
+from molprop.io.table import MoleculeTable, RowIssue, load_molecule_table, read_table
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +94,13 @@ class Graph3DFeaturizer:
     # ----------------------------------------------------------------- dimensions
     @property
     def node_dim(self) -> int:
-        return (len(ELEMENTS_3D) + 1 + (len(OC20_TAGS) + 1 if self.tags else 0)
-                + int(self.fixed) + (self.num_gaussians if self.atom_gaussians else 0))  # fmt: skip
+        return (
+            len(ELEMENTS_3D)
+            + 1
+            + (len(OC20_TAGS) + 1 if self.tags else 0)
+            + int(self.fixed)
+            + (self.num_gaussians if self.atom_gaussians else 0)
+        )
 
     @property
     def edge_dim(self) -> int:
@@ -110,8 +115,14 @@ class Graph3DFeaturizer:
     def from_smiles(self, smiles: str) -> MolGraph:
         """SMILES -> seeded ETKDGv3/MMFF conformer -> graph (InvalidInputError on failure)."""
         conf = embed_molecule(smiles, seed=self.seed, mmff=self.mmff, include_h=self.include_h)
-        return self(Structure3D(numbers=conf.numbers, pos=conf.pos, cell=np.zeros((3, 3)),
-                                pbc=np.zeros(3, dtype=bool)))  # fmt: skip
+        return self(
+            Structure3D(
+                numbers=conf.numbers,
+                pos=conf.pos,
+                cell=np.zeros((3, 3)),
+                pbc=np.zeros(3, dtype=bool),
+            )
+        )
 
     def from_structure(self, obj: Any) -> MolGraph:
         """ase.Atoms / pymatgen Molecule or Structure / RDKit mol with conformer -> graph."""
@@ -141,15 +152,19 @@ class Graph3DFeaturizer:
             parts.append(fixed.astype(np.float64)[:, None])
         if self.atom_gaussians:
             rbf = gaussian_basis(full.dist, cutoff, self.num_gaussians, self.gaussian_width)
-            summed = [np.bincount(full.src, weights=rbf[:, k], minlength=s.n_atoms)
-                      for k in range(self.num_gaussians)]  # fmt: skip
+            summed = [
+                np.bincount(full.src, weights=rbf[:, k], minlength=s.n_atoms)
+                for k in range(self.num_gaussians)
+            ]
             parts.append(np.stack(summed, axis=1))
         x = np.concatenate(parts, axis=1).astype(np.float32)
         return MolGraph(
-            x=x, edge_index=np.stack([nl.src, nl.dst]).astype(np.int64), edge_attr=edge_attr,
+            x=x,
+            edge_index=np.stack([nl.src, nl.dst]).astype(np.int64),
+            edge_attr=edge_attr,
             pos=s.pos.astype(np.float32),
             edge_vec_shift=nl.shift.astype(np.float32) if s.periodic else None,
-        )  # fmt: skip
+        )
 
     # ----------------------------------------------------------------- pipeline hooks
     def load_table(
@@ -162,8 +177,9 @@ class Graph3DFeaturizer:
         """CSV of SMILES (conformers embedded) or a structure file (one record per frame;
         extxyz info keys / SDF properties are the columns). Bad frames become RowIssues."""
         if not is_structure_path(data):
-            return load_molecule_table(data, smiles_column, target_columns, self.from_smiles,
-                                       invalid=invalid)  # fmt: skip
+            return load_molecule_table(
+                data, smiles_column, target_columns, self.from_smiles, invalid=invalid
+            )
         records = read_structures(data)
         frame, labels = _record_frame(records, smiles_column)
         for col in target_columns:
@@ -215,10 +231,14 @@ def _drop_hydrogens(s: Structure3D) -> Structure3D:
     if not keep.any():
         return s  # H2 keeps its hydrogens
     return Structure3D(
-        numbers=s.numbers[keep], pos=s.pos[keep], cell=s.cell, pbc=s.pbc,
+        numbers=s.numbers[keep],
+        pos=s.pos[keep],
+        cell=s.cell,
+        pbc=s.pbc,
         tags=None if s.tags is None else s.tags[keep],
-        fixed=None if s.fixed is None else s.fixed[keep], info=s.info,
-    )  # fmt: skip
+        fixed=None if s.fixed is None else s.fixed[keep],
+        info=s.info,
+    )
 
 
 def _record_frame(

@@ -47,8 +47,9 @@ class NeighborList:
     image: np.ndarray
 
     def take(self, keep: np.ndarray) -> NeighborList:
-        return NeighborList(self.src[keep], self.dst[keep], self.dist[keep], self.shift[keep],
-                            self.image[keep])  # fmt: skip
+        return NeighborList(
+            self.src[keep], self.dst[keep], self.dist[keep], self.shift[keep], self.image[keep]
+        )
 
 
 def cap_neighbors(nl: NeighborList, max_neighbors: int | None) -> NeighborList:
@@ -76,8 +77,9 @@ def molecule_neighbors(
     dist = np.linalg.norm(diff, axis=-1)
     src, dst = np.nonzero((dist < cutoff) & ~np.eye(len(pos), dtype=bool))
     zeros = np.zeros((src.size, 3))
-    nl = NeighborList(src.astype(np.int64), dst.astype(np.int64), dist[src, dst], zeros,
-                      zeros.astype(np.int64))  # fmt: skip
+    nl = NeighborList(
+        src.astype(np.int64), dst.astype(np.int64), dist[src, dst], zeros, zeros.astype(np.int64)
+    )
     return cap_neighbors(nl, max_neighbors)
 
 
@@ -103,8 +105,9 @@ def periodic_neighbors(
     else:
         from ase.neighborlist import primitive_neighbor_list
 
-        i, j, s = primitive_neighbor_list("ijS", pbc=pbc, cell=cell, positions=pos,
-                                          cutoff=float(cutoff), self_interaction=False)  # fmt: skip
+        i, j, s = primitive_neighbor_list(
+            "ijS", pbc=pbc, cell=cell, positions=pos, cutoff=float(cutoff), self_interaction=False
+        )
     s = np.asarray(s, dtype=np.int64).reshape(-1, 3)
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
     # row by row, the same arithmetic for every edge: equal images give bit-equal shifts

@@ -35,7 +35,6 @@ from lightning.pytorch.callbacks import BasePredictionWriter
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from tqdm.auto import tqdm
 
-from molprop.data.table import featurize_rows
 from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.inference.streaming import (
@@ -47,6 +46,7 @@ from molprop.inference.streaming import (
     prepare_output,
     release_freed_memory,
 )
+from molprop.io.table import featurize_rows
 
 log = logging.getLogger(__name__)
 # Each step is a whole chunk; its rows are identified by the chunk's first row, not by a sampler.
@@ -91,8 +91,16 @@ class ChunkShard(IterableDataset):
     """The chunks of the input assigned to one rank, featurised; chunks whose part file already
     exists (resume) are skipped. Each item is ``(InputChunk, items)``."""
 
-    def __init__(self, input_path: Path, smiles_column: str, chunk_size: int, skip: int,
-                 shard: _Shard, featurizer_config: dict, existing: set[tuple[int, int]]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_path: Path,
+        smiles_column: str,
+        chunk_size: int,
+        skip: int,
+        shard: _Shard,
+        featurizer_config: dict,
+        existing: set[tuple[int, int]],
+    ) -> None:
         self.input_path, self.smiles_column = Path(input_path), smiles_column
         self.chunk_size, self.skip, self.shard = chunk_size, skip, shard
         self.featurizer_config, self.existing = featurizer_config, existing
@@ -104,8 +112,9 @@ class ChunkShard(IterableDataset):
             torch.set_num_threads(1)
         featurizer = build_featurizer(FeaturizerConfig.from_dict(self.featurizer_config))
         mine = 0  # index among this rank's chunks -> which worker featurises it
-        for c, chunk in enumerate(iter_chunks(self.input_path, self.smiles_column,
-                                              self.chunk_size, skip=self.skip)):  # fmt: skip
+        for c, chunk in enumerate(
+            iter_chunks(self.input_path, self.smiles_column, self.chunk_size, skip=self.skip)
+        ):
             if c % self.shard.world_size != self.shard.rank:
                 continue
             mine += 1
@@ -130,8 +139,9 @@ class ChunkPredictor(L.LightningModule):
 
     def predict_step(self, batch, batch_idx: int):
         chunk, items = batch
-        out = self.predictor.predict_frame(chunk.frame, self.smiles_column, self.batch_size,
-                                           items=items, device=self.device)  # fmt: skip
+        out = self.predictor.predict_frame(
+            chunk.frame, self.smiles_column, self.batch_size, items=items, device=self.device
+        )
         return chunk.start, out
 
 
@@ -139,8 +149,16 @@ class ChunkData(L.LightningDataModule):
     """Runs on every rank once Lightning has launched the processes: rank 0 prepares the parts
     directory, then each rank builds its shard of the input."""
 
-    def __init__(self, input_path: Path, output_path: Path, smiles_column: str, chunk_size: int,
-                 num_workers: int, resume: bool, featurizer_config: dict) -> None:  # fmt: skip
+    def __init__(
+        self,
+        input_path: Path,
+        output_path: Path,
+        smiles_column: str,
+        chunk_size: int,
+        num_workers: int,
+        resume: bool,
+        featurizer_config: dict,
+    ) -> None:
         super().__init__()
         self.input_path, self.output_path = input_path, output_path
         self.smiles_column, self.chunk_size = smiles_column, chunk_size
@@ -160,13 +178,20 @@ class ChunkData(L.LightningDataModule):
         if self.resume and self.output_path.exists():
             self.done = max(0, complete_records(self.output_path)[0] - 1)
         existing = {(s, n) for s, n, _ in list_parts(self.directory)} if self.resume else set()
-        self.dataset = ChunkShard(self.input_path, self.smiles_column, self.chunk_size, self.done,
-                                  _Shard(trainer.global_rank, trainer.world_size),
-                                  self.featurizer_config, existing)  # fmt: skip
+        self.dataset = ChunkShard(
+            self.input_path,
+            self.smiles_column,
+            self.chunk_size,
+            self.done,
+            _Shard(trainer.global_rank, trainer.world_size),
+            self.featurizer_config,
+            existing,
+        )
 
     def predict_dataloader(self) -> DataLoader:
-        return DataLoader(self.dataset, batch_size=None, collate_fn=_identity,
-                          num_workers=self.num_workers)  # fmt: skip
+        return DataLoader(
+            self.dataset, batch_size=None, collate_fn=_identity, num_workers=self.num_workers
+        )
 
 
 class PartWriter(BasePredictionWriter):
@@ -181,12 +206,18 @@ class PartWriter(BasePredictionWriter):
     def on_predict_start(self, trainer, pl_module) -> None:
         if trainer.global_rank == 0 and self.progress:
             done = trainer.datamodule.done
-            self.bar = tqdm(total=count_records(self.input_path), initial=done, unit="mol",
-                            unit_scale=True, smoothing=0.1,
-                            desc=f"predicting ({trainer.world_size} processes)")  # fmt: skip
+            self.bar = tqdm(
+                total=count_records(self.input_path),
+                initial=done,
+                unit="mol",
+                unit_scale=True,
+                smoothing=0.1,
+                desc=f"predicting ({trainer.world_size} processes)",
+            )
 
-    def write_on_batch_end(self, trainer, pl_module, prediction, batch_indices, batch, batch_idx,
-                           dataloader_idx=0) -> None:  # fmt: skip
+    def write_on_batch_end(
+        self, trainer, pl_module, prediction, batch_indices, batch, batch_idx, dataloader_idx=0
+    ) -> None:
         start, frame = prediction
         final = self.directory / _part_name(start, len(frame))
         tmp = final.with_name(f".{final.name}.rank{trainer.global_rank}.tmp")
@@ -255,14 +286,27 @@ def predict_distributed(
     if not input_path.exists():
         raise DataError(f"input file not found: {input_path}")
     start_time = time.perf_counter()
-    data = ChunkData(input_path, output_path, smiles_column, chunk_size, num_workers, resume,
-                     predictor.config.featurizer)  # fmt: skip
+    data = ChunkData(
+        input_path,
+        output_path,
+        smiles_column,
+        chunk_size,
+        num_workers,
+        resume,
+        predictor.config.featurizer.to_dict(),
+    )
     trainer = L.Trainer(
-        accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy,
-        logger=False, enable_checkpointing=False, enable_progress_bar=False,
-        enable_model_summary=False, use_distributed_sampler=False,
+        accelerator=accelerator,
+        devices=devices,
+        num_nodes=num_nodes,
+        strategy=strategy,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        use_distributed_sampler=False,
         callbacks=[PartWriter(data.directory, input_path, progress)],
-    )  # fmt: skip
+    )
     module = ChunkPredictor(predictor, smiles_column, batch_size)
     trainer.predict(module, datamodule=data, return_predictions=False)
     if trainer.global_rank != 0:
@@ -272,9 +316,22 @@ def predict_distributed(
     written = sum(status.values())
     seconds = time.perf_counter() - start_time
     summary = StreamSummary(done + written, done, written, dict(status), seconds)
-    log.info("predicted %d rows on %d processes (%d resumed) in %.1f s: %.0f molecules/s",
-             summary.rows_total, trainer.world_size, done, seconds, summary.molecules_per_second)  # fmt: skip
+    log.info(
+        "predicted %d rows on %d processes (%d resumed) in %.1f s: %.0f molecules/s",
+        summary.rows_total,
+        trainer.world_size,
+        done,
+        seconds,
+        summary.molecules_per_second,
+    )
     return summary
 
 
-__all__ = ["ChunkData", "ChunkPredictor", "ChunkShard", "PartWriter", "merge_parts", "predict_distributed"]
+__all__ = [
+    "ChunkData",
+    "ChunkPredictor",
+    "ChunkShard",
+    "PartWriter",
+    "merge_parts",
+    "predict_distributed",
+]

@@ -8,8 +8,6 @@ Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
 from __future__ import annotations
 
 import logging
-import os
-import re
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -18,64 +16,21 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem
 
+from molprop.artifact.augment import Augmenter
+from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.domain import ApplicabilityDomain
+from molprop.artifact.resolve import resolve_model
+from molprop.artifact.store import load_config, load_members
 from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
-from molprop.data.table import featurize_rows
-from molprop.errors import ArtifactError, ConfigError, InvalidInputError, PredictionCancelled
-from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.featurize.molgraph import MolGraph
-from molprop.inference.domain import ApplicabilityDomain
-from molprop.models.artifact import load_config, load_members
-from molprop.models.config import ArtifactConfig
+from molprop.errors import ConfigError, InvalidInputError, PredictionCancelled
+from molprop.featurize import build_featurizer
+from molprop.graph import MolGraph
+from molprop.io.table import featurize_rows
 from molprop.models.predict import predict_targets
 
 log = logging.getLogger(__name__)
 
 STATUS_OK, STATUS_INVALID, STATUS_ERROR = "ok", "invalid_input", "error"
-REPO_PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
-
-
-#: A model *name* (looked up only in the model directories); any other string is a path.
-MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def pretrained_dirs() -> list[Path]:
-    """Where model names are looked up, in order: ``$MOLPROP_MODEL_DIR`` (if set), then the
-    shipped ``pretrained/``."""
-    dirs = []
-    if os.environ.get("MOLPROP_MODEL_DIR"):
-        dirs.append(Path(os.environ["MOLPROP_MODEL_DIR"]))
-    dirs.append(REPO_PRETRAINED)
-    return dirs
-
-
-def _available() -> list[str]:
-    return sorted({p.parent.name for b in pretrained_dirs() for p in b.glob("*/config.json")})
-
-
-def resolve_model(name_or_path: str | Path) -> Path:
-    """A model name or an artifact directory -> the artifact directory.
-
-    * A ``str`` matching ``^[A-Za-z0-9][A-Za-z0-9_.-]*$`` (no path separator, no leading dot,
-      so never ``..``) is a *name*: it is looked up only in :func:`pretrained_dirs`, never in
-      the working directory, so a folder ``./solubility`` does not shadow the shipped model.
-    * Anything else — a ``Path`` object, or a string with a separator (``runs/esol``,
-      ``./my_model``, an absolute path) — is a *path* to an artifact directory.
-    """
-    if isinstance(name_or_path, str) and MODEL_NAME.fullmatch(name_or_path):
-        name = name_or_path
-        for base in pretrained_dirs():
-            if (base / name / "config.json").is_file():
-                return base / name
-        hint = ""
-        if (Path(name) / "config.json").is_file():
-            hint = f"; to use the directory {name!r} here, pass it as a path: ./{name}"
-        raise ArtifactError(f"no model named {name!r} in {[str(d) for d in pretrained_dirs()]} "
-                            f"(models: {_available()}){hint}")  # fmt: skip
-    path = Path(name_or_path)
-    if (path / "config.json").is_file():
-        return path
-    raise ArtifactError(f"no model artifact at {str(path)!r} (no config.json there); "
-                        f"model names (no path separators) are: {_available()}")  # fmt: skip
 
 
 class Predictor:
@@ -85,8 +40,8 @@ class Predictor:
         self.directory = Path(directory)
         self.config = config
         self.members = members
-        self.featurizer = build_featurizer(FeaturizerConfig.from_dict(config.featurizer))
-        self._augment_source = None  # transfer learning: pretrained model making extra inputs
+        self.featurizer = build_featurizer(config.featurizer)
+        self._augmenter = Augmenter(self.directory, config)  # transfer learning: extra inputs
         self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
 
     @classmethod
@@ -110,9 +65,12 @@ class Predictor:
         return featurize_rows(inputs, self.featurizer.from_smiles)
 
     def predict_graphs(
-        self, items: Sequence[MolGraph | Exception], batch_size: int = 256, device=None,
+        self,
+        items: Sequence[MolGraph | Exception],
+        batch_size: int = 256,
+        device=None,
         should_stop=None,
-    ) -> pd.DataFrame:  # fmt: skip
+    ) -> pd.DataFrame:
         """Predictions for already-featurised rows (an Exception marks a failed row).
         ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU).
         ``should_stop``: asked before every batch (see :meth:`predict`)."""
@@ -133,9 +91,15 @@ class Predictor:
         if ok:
             graphs = [items[i] for i in ok]
             try:
-                preds = predict_targets(self.members, graphs, self.config.task,
-                                        self.augment_features(graphs), batch_size=batch_size,
-                                        device=device, should_stop=should_stop)  # fmt: skip
+                preds = predict_targets(
+                    self.members,
+                    graphs,
+                    self.config.task,
+                    self.augment_features(graphs),
+                    batch_size=batch_size,
+                    device=device,
+                    should_stop=should_stop,
+                )
             except Exception as exc:  # a model failure is reported per row, never raised
                 log.exception("prediction failed")
                 status[ok], error[ok] = STATUS_ERROR, f"model failure: {type(exc).__name__}: {exc}"
@@ -157,14 +121,7 @@ class Predictor:
     def augment_features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
         """Extra per-graph inputs of a label/embed-augmented fine-tuned model (made by the
         pretrained artifact stored inside it), or None for ordinary models."""
-        spec = self.config.extra.get("augment")
-        if not spec:
-            return None
-        from molprop.transfer.strategies import PretrainedSource, augmentation_features
-
-        if self._augment_source is None:
-            self._augment_source = PretrainedSource(self.directory / spec["source"])
-        return augmentation_features(spec, self.directory, graphs, self._augment_source)
+        return self._augmenter.features(graphs)
 
     def predict(
         self,
@@ -196,8 +153,10 @@ class Predictor:
                 mol = Chem.MolFromSmiles(smi.strip(), sanitize=False)  # None: featuriser says why
                 heavy = 0 if mol is None else mol.GetNumHeavyAtoms()
                 if heavy > max_heavy_atoms:
-                    raise InvalidInputError(f"molecule has {heavy} heavy atoms, more than the "
-                                            f"limit of {max_heavy_atoms} (max_heavy_atoms)")  # fmt: skip
+                    raise InvalidInputError(
+                        f"molecule has {heavy} heavy atoms, more than the "
+                        f"limit of {max_heavy_atoms} (max_heavy_atoms)"
+                    )
             return self.featurizer.from_smiles(smi)
 
         limit = nullcontext() if max_smiles_length is None else smiles_length_limit(length)
@@ -208,24 +167,32 @@ class Predictor:
             self._add_domain(out, smiles)
         return out
 
-    def predict_structures(self, structures: Sequence[object], batch_size: int = 256) -> pd.DataFrame:
+    def predict_structures(
+        self, structures: Sequence[object], batch_size: int = 256
+    ) -> pd.DataFrame:
         """``ase.Atoms`` / pymatgen ``Molecule`` or ``Structure`` objects -> one row each, in
         order (``label``, targets, ``status``, ``error``). Needs a model with a 3D featuriser."""
         from_structure = getattr(self.featurizer, "from_structure", None)
         if from_structure is None:
-            kind = self.config.featurizer.get("kind")
-            raise ConfigError(f"model {self.directory} uses the {kind!r} featurizer; "
-                              "structures need a model trained with --featurizer 3d")
+            kind = self.config.featurizer.kind
+            raise ConfigError(
+                f"model {self.directory} uses the {kind!r} featurizer; "
+                "structures need a model trained with --featurizer 3d"
+            )
         structures = list(structures)
         out = self.predict_graphs(featurize_rows(structures, from_structure), batch_size)
-        labels = [s.get_chemical_formula() if hasattr(s, "get_chemical_formula")
-                  else str(getattr(s, "formula", type(s).__name__)) for s in structures]  # fmt: skip
+        labels = [
+            s.get_chemical_formula()
+            if hasattr(s, "get_chemical_formula")
+            else str(getattr(s, "formula", type(s).__name__))
+            for s in structures
+        ]
         out.insert(0, "label", labels)
         return out
 
     def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> None:
         """Add the bool ``in_domain`` column (False for failed rows) if the artifact has a
-        domain (see :mod:`molprop.inference.domain`)."""
+        domain (see :mod:`molprop.artifact.domain`)."""
         if self.domain is not None:
             ok = (out["status"] == STATUS_OK).to_numpy()
             text = [s if isinstance(s, str) else "" for s in smiles]

@@ -37,10 +37,10 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from molprop.data.table import featurize_rows, require_columns
 from molprop.errors import DataError, InvalidInputError
 from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
+from molprop.io.table import featurize_rows, require_columns
 
 log = logging.getLogger(__name__)
 
@@ -208,9 +208,13 @@ def _sdf_chunks(
                 records.append({})
             else:
                 props = {k: mol.GetProp(k) for k in mol.GetPropNames()}
-                records.append({smiles_column: Chem.MolToSmiles(mol),
-                                "name": mol.GetProp("_Name") if mol.HasProp("_Name") else "",
-                                **props})  # fmt: skip
+                records.append(
+                    {
+                        smiles_column: Chem.MolToSmiles(mol),
+                        "name": mol.GetProp("_Name") if mol.HasProp("_Name") else "",
+                        **props,
+                    }
+                )
             index += 1
             if len(records) == chunk_size:
                 columns = columns or _sdf_columns(records, smiles_column)
@@ -278,9 +282,11 @@ class FeaturizerPool:
         self.executor = None
         if self.num_workers > 0:
             self.executor = ProcessPoolExecutor(
-                self.num_workers, mp_context=get_context("spawn"),
-                initializer=_init_worker, initargs=(featurizer_config,),
-            )  # fmt: skip
+                self.num_workers,
+                mp_context=get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(featurizer_config,),
+            )
 
     def submit(self, smiles: list[str]) -> list[Future]:
         if self.executor is None:
@@ -289,8 +295,10 @@ class FeaturizerPool:
             return [done]
         parts = max(1, 2 * self.num_workers)
         step = -(-len(smiles) // parts) or 1
-        return [self.executor.submit(_featurize_in_worker, smiles[i : i + step])
-                for i in range(0, len(smiles), step)]  # fmt: skip
+        return [
+            self.executor.submit(_featurize_in_worker, smiles[i : i + step])
+            for i in range(0, len(smiles), step)
+        ]
 
     def close(self) -> None:
         if self.executor is not None:
@@ -330,8 +338,9 @@ def prepare_output(path: Path, resume: bool) -> tuple[int, str | None]:
         return 0, None
     records, end, header = complete_records(path)
     if os.path.getsize(path) != end:
-        log.warning("cutting a partial last record from %s (%d bytes)", path,
-                    os.path.getsize(path) - end)  # fmt: skip
+        log.warning(
+            "cutting a partial last record from %s (%d bytes)", path, os.path.getsize(path) - end
+        )
         os.truncate(path, end)
     if records == 0:
         return 0, None
@@ -407,8 +416,9 @@ def append_checked(path: Path, frame: pd.DataFrame, header: str | None) -> str:
     write the header); a resumed output with other columns is an error. -> the header line."""
     line = frame.iloc[:0].to_csv(index=False, lineterminator="\n").rstrip("\n")
     if header is not None and line != header:
-        raise DataError(f"cannot resume {path}: its header {header!r} differs from this run's "
-                        f"columns {line!r}")  # fmt: skip
+        raise DataError(
+            f"cannot resume {path}: its header {header!r} differs from this run's columns {line!r}"
+        )
     append_chunk(path, frame, header=header is None)
     return line
 
@@ -456,9 +466,16 @@ def predict_stream(
     status: Counter[str] = Counter()
     written = 0
     start = time.perf_counter()
-    bar = tqdm(total=total, initial=done, unit="mol", unit_scale=True, desc="predicting",
-               disable=not progress, smoothing=0.1)  # fmt: skip
-    pool = FeaturizerPool(predictor.featurizer, predictor.config.featurizer, num_workers)
+    bar = tqdm(
+        total=total,
+        initial=done,
+        unit="mol",
+        unit_scale=True,
+        desc="predicting",
+        disable=not progress,
+        smoothing=0.1,
+    )
+    pool = FeaturizerPool(predictor.featurizer, predictor.config.featurizer.to_dict(), num_workers)
     pending: deque[tuple[InputChunk, list[Future]]] = deque()
 
     def finish(chunk: InputChunk, futures: list[Future]) -> None:
@@ -484,10 +501,24 @@ def predict_stream(
         bar.close()
     seconds = time.perf_counter() - start
     summary = StreamSummary(done + written, done, written, dict(status), seconds)
-    log.info("predicted %d rows (%d resumed) in %.1f s: %.0f molecules/s, %s",
-             summary.rows_total, done, seconds, summary.molecules_per_second, dict(status))  # fmt: skip
+    log.info(
+        "predicted %d rows (%d resumed) in %.1f s: %.0f molecules/s, %s",
+        summary.rows_total,
+        done,
+        seconds,
+        summary.molecules_per_second,
+        dict(status),
+    )
     return summary
 
 
-__all__ = ["InputChunk", "StreamSummary", "commit_output", "count_records", "iter_chunks",
-           "partial_path", "predict_stream", "stage_output"]  # fmt: skip
+__all__ = [
+    "InputChunk",
+    "StreamSummary",
+    "commit_output",
+    "count_records",
+    "iter_chunks",
+    "partial_path",
+    "predict_stream",
+    "stage_output",
+]

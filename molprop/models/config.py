@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from molprop.errors import ConfigError
 
-SCHEMA_VERSION = 1
 TASK_TYPES = ("regression", "classification")
 
 
-def _from_dict(cls: type, data: dict[str, Any]) -> Any:
+def from_dict_strict(cls: type, data: dict[str, Any]) -> Any:
     known = {f.name for f in fields(cls)}
     unknown = set(data) - known
     if unknown:
@@ -86,7 +85,7 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        return _from_dict(cls, {"size_linear": False, **data})  # absent: legacy artifact
+        return from_dict_strict(cls, {"size_linear": False, **data})  # absent: legacy artifact
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,7 @@ class TaskConfig:
         for key in ("target_names", "units", "scaler_mean", "scaler_std"):
             if key in data:
                 data[key] = tuple(data[key])
-        return _from_dict(cls, data)
+        return from_dict_strict(cls, data)
 
 
 @dataclass(frozen=True)
@@ -145,7 +144,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        return _from_dict(cls, data)
+        return from_dict_strict(cls, data)
 
 
 #: Named starting points for ``molprop train / pretrain --preset NAME`` (explicit flags still
@@ -157,51 +156,13 @@ class TrainConfig:
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "default": {"model": {}, "train": {}},
     "small": {
-        "model": {"hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, "dropout": 0.0},
+        "model": {
+            "hidden_dim": 64,
+            "heads": 4,
+            "layers": "MSMSP S",
+            "num_seeds": 8,
+            "dropout": 0.0,
+        },
         "train": {"batch_size": 64, "lr": 5e-4},
     },
 }
-
-
-@dataclass(frozen=True)
-class ArtifactConfig:
-    """Everything ``config.json`` holds; enough to rebuild featuriser, model and scaler."""
-
-    model: ModelConfig
-    task: TaskConfig
-    featurizer: dict[str, Any]
-    train: dict[str, Any] = field(default_factory=dict)
-    n_members: int = 1
-    name: str = ""
-    version: str = "1"
-    extra: dict[str, Any] = field(default_factory=dict)
-    schema_version: int = SCHEMA_VERSION
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": self.schema_version,
-            "name": self.name,
-            "version": self.version,
-            "n_members": self.n_members,
-            "model": self.model.to_dict(),
-            "task": self.task.to_dict(),
-            "featurizer": self.featurizer,
-            "train": self.train,
-            "extra": self.extra,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ArtifactConfig:
-        version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise ConfigError(f"artifact schema version {version} unsupported (need {SCHEMA_VERSION})")
-        return cls(
-            model=ModelConfig.from_dict(data["model"]),
-            task=TaskConfig.from_dict(data["task"]),
-            featurizer=dict(data["featurizer"]),
-            train=dict(data.get("train", {})),
-            n_members=int(data.get("n_members", 1)),
-            name=str(data.get("name", "")),
-            version=str(data.get("version", "1")),
-            extra=dict(data.get("extra", {})),
-        )

@@ -32,15 +32,28 @@ class MolPropModel(nn.Module):
             attn_dropout=config.attn_dropout,
         )
         self.encoder = SetEncoder(
-            config.token_kind, config.node_dim, config.edge_dim, config.hidden_dim,
-            encoder_pattern, config.learnable_rbf, config.rbf_cutoff, **mab,
-        )  # fmt: skip
+            config.token_kind,
+            config.node_dim,
+            config.edge_dim,
+            config.hidden_dim,
+            encoder_pattern,
+            config.learnable_rbf,
+            config.rbf_cutoff,
+            **mab,
+        )
         self.readout = AttentionReadout(
-            config.hidden_dim, config.num_seeds, decoder_pattern, config.size_path,
-            config.size_linear, **mab,
-        )  # fmt: skip
+            config.hidden_dim,
+            config.num_seeds,
+            decoder_pattern,
+            config.size_path,
+            config.size_linear,
+            **mab,
+        )
         self.head = PredictionHead(
-            self.readout.out_dim + config.n_extra, config.head_hidden, config.n_tasks, config.dropout
+            self.readout.out_dim + config.n_extra,
+            config.head_hidden,
+            config.n_tasks,
+            config.dropout,
         )
 
     @property

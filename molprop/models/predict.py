@@ -10,7 +10,7 @@ import torch
 
 from molprop.data.loader import GraphDataset, SizeBucketBatchSampler
 from molprop.errors import PredictionCancelled
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 from molprop.models.config import TaskConfig
 from molprop.models.model import MolPropModel
 
@@ -42,8 +42,9 @@ def forward_members(
     device = device or default_device()
     dataset = GraphDataset(graphs, extra=extra)
     max_tokens = CPU_MAX_TOKENS if device.type == "cpu" else None
-    batches = list(SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=False,
-                                          max_tokens=max_tokens))  # fmt: skip
+    batches = list(
+        SizeBucketBatchSampler(dataset.sizes(), batch_size, shuffle=False, max_tokens=max_tokens)
+    )
     outputs: list[np.ndarray] = []
     for model in members:
         model.to(device).eval()
@@ -60,7 +61,9 @@ def forward_members(
     return np.stack(outputs) if outputs else np.zeros((0, len(graphs), 0))
 
 
-def to_target_space(raw: np.ndarray, task_type: str, mean: Sequence[float], std: Sequence[float]) -> np.ndarray:
+def to_target_space(
+    raw: np.ndarray, task_type: str, mean: Sequence[float], std: Sequence[float]
+) -> np.ndarray:
     """Model outputs -> target units (regression) or probabilities (classification)."""
     if task_type == "classification":
         return 1.0 / (1.0 + np.exp(-raw))
@@ -83,8 +86,9 @@ def predict_targets(
 ) -> np.ndarray:
     """-> (n_members, n, T) predictions in target units (totals when ``per_atom``);
     ``should_stop``: see :func:`forward_members`."""
-    raw = forward_members(members, graphs, batch_size=batch_size, extra=extra, device=device,
-                          should_stop=should_stop)  # fmt: skip
+    raw = forward_members(
+        members, graphs, batch_size=batch_size, extra=extra, device=device, should_stop=should_stop
+    )
     values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
     if task.per_atom and task.task_type == "regression":
         values = values * per_atom_counts(graphs)[None]

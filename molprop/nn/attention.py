@@ -75,10 +75,19 @@ class MultiHeadAttention(nn.Module):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None], dropout_p=p)
         else:  # (B, H, Lq, d/H), query rows in chunks (see module docstring)
             step = max(1, QUERY_CHUNK_ELEMENTS // (b * lk))
-            out = torch.cat([F.scaled_dot_product_attention(q[:, :, i : i + step], k, v,
-                                                            attn_mask=mask[:, None, i : i + step],
-                                                            dropout_p=p)
-                             for i in range(0, lq, step)], dim=2)  # fmt: skip
+            out = torch.cat(
+                [
+                    F.scaled_dot_product_attention(
+                        q[:, :, i : i + step],
+                        k,
+                        v,
+                        attn_mask=mask[:, None, i : i + step],
+                        dropout_p=p,
+                    )
+                    for i in range(0, lq, step)
+                ],
+                dim=2,
+            )
         return self.proj(out.transpose(1, 2).reshape(b, lq, d))
 
 

@@ -60,8 +60,11 @@ class TokenSet:
 
     def structure_bias(self) -> torch.Tensor:
         """(B, L_max, L_max) float M-layer mask: log(multiplicity) where allowed, -inf elsewhere."""
-        bias = torch.zeros(self.structure_mask.shape, dtype=torch.get_default_dtype(),
-                           device=self.structure_mask.device)  # fmt: skip
+        bias = torch.zeros(
+            self.structure_mask.shape,
+            dtype=torch.get_default_dtype(),
+            device=self.structure_mask.device,
+        )
         if self.multiplicity is not None:  # log only where it is not 0 (most counts are 1)
             repeated = self.multiplicity > 1
             bias[repeated] = self.multiplicity[repeated].to(bias.dtype).log()
@@ -180,7 +183,13 @@ def edge_token_set(batch: GraphBatch) -> TokenSet:
         flag = torch.cat([flag, torch.ones(lonely.numel(), 1, device=device, dtype=flag.dtype)])
         graph = torch.cat([graph, batch.node_graph[lonely]])
         order = torch.argsort(graph, stable=True)
-        src, dst, edge_attr, flag, graph = src[order], dst[order], edge_attr[order], flag[order], graph[order]
+        src, dst, edge_attr, flag, graph = (
+            src[order],
+            dst[order],
+            edge_attr[order],
+            flag[order],
+            graph[order],
+        )
         if shift is not None:
             shift = torch.cat([shift, shift.new_zeros(lonely.numel(), 3)])[order]
     counts, position, valid = _layout(graph, n_graphs)
@@ -214,8 +223,11 @@ def node_token_set(batch: GraphBatch) -> TokenSet:
     src, dst = batch.edge_index
     if batch.edge_vec_shift is not None:  # periodic: count edges i -> j (images of j)
         count = torch.zeros(mask.shape, dtype=torch.int32, device=mask.device)
-        count.index_put_((graph[src], position[src], position[dst]),
-                         torch.ones_like(src, dtype=torch.int32), accumulate=True)  # fmt: skip
+        count.index_put_(
+            (graph[src], position[src], position[dst]),
+            torch.ones_like(src, dtype=torch.int32),
+            accumulate=True,
+        )
         mask, multiplicity = _counted(count, valid)
         return TokenSet(batch.x, graph, position, valid, mask, counts, multiplicity)
     if src.numel() > 0:

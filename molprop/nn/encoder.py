@@ -35,8 +35,11 @@ class SetEncoder(nn.Module):
         self.rbf = LearnableGaussianBasis(learnable_rbf, rbf_cutoff) if learnable_rbf else None
         k = learnable_rbf
         # ESA: learned channels join each edge's features; NSA: summed over each atom's edges
-        in_dim = token_input_dim(token_kind, node_dim + (k if token_kind == "nsa" else 0),
-                                 edge_dim + (k if token_kind == "esa" else 0))  # fmt: skip
+        in_dim = token_input_dim(
+            token_kind,
+            node_dim + (k if token_kind == "nsa" else 0),
+            edge_dim + (k if token_kind == "esa" else 0),
+        )
         self.embed = nn.Sequential(nn.Linear(in_dim, dim), nn.GELU(), nn.Linear(dim, dim))
         self.blocks = nn.ModuleList(MAB(dim, **mab_kwargs) for _ in pattern)
 

@@ -24,8 +24,8 @@ import pandas as pd
 from rdkit import Chem
 from rdkit.Chem import rdDetermineBonds
 
-from molprop.data.table import RowIssue
 from molprop.errors import DataError
+from molprop.io.table import RowIssue
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +71,14 @@ def g4mp2_ip_frame(path: str | Path | None = None) -> tuple[pd.DataFrame, list[R
         except Exception as exc:  # RDKit raises several types; each failure is reported
             smiles.append(None)
             issues.append(RowIssue(i, str(raw["filename"].iloc[i]), f"SMILES from xyz: {exc}"))
-    frame = pd.DataFrame({
-        "id": raw["filename"],
-        "smiles": smiles,
-        "ip_b3lyp": (raw["u0_oxidized_b3lyp"] - raw["u0_b3lyp"]) * HARTREE_EV,
-        "ip_g4mp2": (raw["u0_oxidized_g4mp2"] - raw["u0_g4mp2"]) * HARTREE_EV,
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "id": raw["filename"],
+            "smiles": smiles,
+            "ip_b3lyp": (raw["u0_oxidized_b3lyp"] - raw["u0_b3lyp"]) * HARTREE_EV,
+            "ip_g4mp2": (raw["u0_oxidized_g4mp2"] - raw["u0_g4mp2"]) * HARTREE_EV,
+        }
+    )
     for issue in issues:
         log.warning("G4MP2 %s", issue.describe())
     return frame[frame["smiles"].notna()].reset_index(drop=True), issues
@@ -88,11 +90,13 @@ def qm8_e1_frame(path: str | Path | None = None) -> pd.DataFrame:
     for col in ("smiles", "E1-PBE0", "E1-CC2"):
         if col not in raw.columns:
             raise DataError(f"QM8 file lacks column {col!r}")
-    return pd.DataFrame({
-        "smiles": raw["smiles"],
-        "e1_pbe0": raw["E1-PBE0"].astype(float) * HARTREE_EV,
-        "e1_cc2": raw["E1-CC2"].astype(float) * HARTREE_EV,
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "smiles": raw["smiles"],
+            "e1_pbe0": raw["E1-PBE0"].astype(float) * HARTREE_EV,
+            "e1_cc2": raw["E1-CC2"].astype(float) * HARTREE_EV,
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,11 +108,16 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     g4, issues = g4mp2_ip_frame()
     g4.to_csv(out / "g4mp2_ip.csv", index=False)
-    pd.DataFrame([(i.row, i.smiles, i.reason) for i in issues],
-                 columns=["row", "id", "reason"]).to_csv(out / "g4mp2_ip_failed.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        [(i.row, i.smiles, i.reason) for i in issues], columns=["row", "id", "reason"]
+    ).to_csv(out / "g4mp2_ip_failed.csv", index=False)
     qm8_e1_frame().to_csv(out / "qm8_e1.csv", index=False)
-    log.info("G4MP2: %d rows, %d failed SMILES; std ip_g4mp2 %.3f eV", len(g4), len(issues),
-             float(np.std(g4["ip_g4mp2"])))  # fmt: skip
+    log.info(
+        "G4MP2: %d rows, %d failed SMILES; std ip_g4mp2 %.3f eV",
+        len(g4),
+        len(issues),
+        float(np.std(g4["ip_g4mp2"])),
+    )
     return 0
 
 

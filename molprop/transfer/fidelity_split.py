@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from molprop.chem.smiles import inchikey
-from molprop.data.table import RowIssue, parse_target, read_table, require_columns
 from molprop.errors import ConfigError, DataError, InvalidInputError
+from molprop.io.table import RowIssue, parse_target, read_table, require_columns
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,10 @@ def resolve_sizes(sizes: Sequence[float], n: int) -> tuple[int, int, int]:
     else:
         counts = [int(s) for s in sizes]
     if sum(counts) > n:
-        raise ConfigError(f"high-fidelity sizes {counts} need {sum(counts)} molecules, only {n} "
-                          "have a high-fidelity label")  # fmt: skip
+        raise ConfigError(
+            f"high-fidelity sizes {counts} need {sum(counts)} molecules, only {n} "
+            "have a high-fidelity label"
+        )
     return counts[0], counts[1], counts[2]
 
 
@@ -92,8 +94,10 @@ def check_split(split: FidelitySplit, mode: str) -> dict:
     if mode == "inductive":
         leaked = sorted(pre & held)
         if leaked:
-            raise DataError(f"inductive leak: {len(leaked)} validation/test molecule(s) are in the "
-                            f"pretraining set, e.g. InChIKeys {leaked[:10]}")  # fmt: skip
+            raise DataError(
+                f"inductive leak: {len(leaked)} validation/test molecule(s) are in the "
+                f"pretraining set, e.g. InChIKeys {leaked[:10]}"
+            )
         return {"leak_check": "passed", "heldout_in_pretrain": 0}
     high = parts["train"] | held
     missing = sorted(high - pre)
@@ -101,10 +105,15 @@ def check_split(split: FidelitySplit, mode: str) -> dict:
     no_low = set(split.report.get("keys_without_low", []))
     uncovered = [k for k in missing if k not in no_low]
     if uncovered:
-        raise DataError(f"transductive coverage: {len(uncovered)} high-fidelity molecule(s) with a "
-                        f"low label are missing from pretraining, e.g. {uncovered[:10]}")  # fmt: skip
-    return {"coverage_check": "passed", "high_molecules_in_pretrain": len(high & pre),
-            "high_molecules_without_low_label": len(missing)}  # fmt: skip
+        raise DataError(
+            f"transductive coverage: {len(uncovered)} high-fidelity molecule(s) with a "
+            f"low label are missing from pretraining, e.g. {uncovered[:10]}"
+        )
+    return {
+        "coverage_check": "passed",
+        "high_molecules_in_pretrain": len(high & pre),
+        "high_molecules_without_low_label": len(missing),
+    }
 
 
 def build_fidelity_split(
@@ -132,8 +141,14 @@ def build_fidelity_split(
         except InvalidInputError as exc:
             keys.append(None)
             issues.append(RowIssue(i, str(smi), str(exc)))
-    table = pd.DataFrame({"smiles": frame[smiles_column].astype(str).values, KEY_COLUMN: keys,
-                          low_column: low, high_column: high})  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "smiles": frame[smiles_column].astype(str).values,
+            KEY_COLUMN: keys,
+            low_column: low,
+            high_column: high,
+        }
+    )
     table = table[table[KEY_COLUMN].notna()].reset_index(drop=True)
     high_keys = sorted(set(table.loc[np.isfinite(table[high_column]), KEY_COLUMN]))
     n_train, n_val, n_test = resolve_sizes(high_sizes, len(high_keys))
@@ -154,21 +169,34 @@ def build_fidelity_split(
     if mode == "inductive":
         pre_mask &= ~part.isin(["val", "test"])
     pretrain = table.loc[pre_mask, ["smiles", KEY_COLUMN, low_column]].reset_index(drop=True)
-    keys_without_low = sorted(set(table.loc[part.notna(), KEY_COLUMN])
-                              - set(table.loc[has_low, KEY_COLUMN]))  # fmt: skip
+    keys_without_low = sorted(
+        set(table.loc[part.notna(), KEY_COLUMN]) - set(table.loc[has_low, KEY_COLUMN])
+    )
     report = {
-        "mode": mode, "seed": seed, "smiles_column": smiles_column,
-        "low_column": low_column, "high_column": high_column,
-        "rows_in": len(frame), "rows_invalid": [i.describe() for i in issues],
+        "mode": mode,
+        "seed": seed,
+        "smiles_column": smiles_column,
+        "low_column": low_column,
+        "high_column": high_column,
+        "rows_in": len(frame),
+        "rows_invalid": [i.describe() for i in issues],
         "unique_molecules": int(table[KEY_COLUMN].nunique()),
         "duplicate_rows": int(len(table) - table[KEY_COLUMN].nunique()),
         "high_sizes_requested": list(high_sizes),
-        "molecules": {"train": n_train, "val": n_val, "test": n_test,
-                      "pretrain": int(pretrain[KEY_COLUMN].nunique())},
-        "rows": {"train": len(out["train"]), "val": len(out["val"]), "test": len(out["test"]),
-                 "pretrain": len(pretrain)},
+        "molecules": {
+            "train": n_train,
+            "val": n_val,
+            "test": n_test,
+            "pretrain": int(pretrain[KEY_COLUMN].nunique()),
+        },
+        "rows": {
+            "train": len(out["train"]),
+            "val": len(out["val"]),
+            "test": len(out["test"]),
+            "pretrain": len(pretrain),
+        },
         "keys_without_low": keys_without_low,
-    }  # fmt: skip
+    }
     split = FidelitySplit(pretrain, out["train"], out["val"], out["test"], report)
     report["check"] = check_split(split, mode)
     log.info("fidelity split (%s, seed %d): %s", mode, seed, report["molecules"])

@@ -12,7 +12,8 @@ The head is re-initialised (encoder + readout loaded strictly) whenever its shap
 changes: new target names, a new task type, or an augmentation strategy. Otherwise the whole
 state is loaded strictly. Augmentation features are standardised with training-set statistics
 that the fine-tuned artifact stores (``config.json`` ``extra.augment``) together with a copy of
-the pretrained artifact, so :class:`molprop.inference.Predictor` can rebuild them.
+the pretrained artifact, so :class:`molprop.inference.Predictor` can rebuild them (see
+:mod:`molprop.artifact.augment`).
 """
 
 from __future__ import annotations
@@ -20,27 +21,21 @@ from __future__ import annotations
 import logging
 import types
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 
-import numpy as np
 import torch
 from torch import nn
 
+from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.store import load_state_strict
 from molprop.errors import ArtifactError, ConfigError
-from molprop.featurize.molgraph import MolGraph
-from molprop.models.artifact import load_config, load_members, load_state_strict
-from molprop.models.config import ArtifactConfig, ModelConfig
+from molprop.models.config import ModelConfig
 from molprop.models.model import MolPropModel
-from molprop.models.predict import forward_members
-from molprop.pipelines.training import predict_targets
 
 log = logging.getLogger(__name__)
 
 STRATEGIES = ("full", "freeze-encoder", "label-augment", "embed-augment")
 AUGMENT_KIND = {"label-augment": "label", "embed-augment": "embed"}
-#: sub-directory of a fine-tuned artifact holding the pretrained artifact it needs
-PRETRAINED_SUBDIR = "pretrained"
 LOADED_PARTS = ("encoder", "readout")
 
 
@@ -50,108 +45,15 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
-@dataclass(frozen=True)
-class Augmentation:
-    """How a fine-tuned model's extra inputs are made: ``kind`` label|embed, the pretrained
-    artifact sub-directory, and the (A,) standardisation stats fitted on the training set."""
-
-    kind: str
-    source: str
-    mean: tuple[float, ...]
-    std: tuple[float, ...]
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Augmentation:
-        return cls(str(data["kind"]), str(data["source"]), tuple(data["mean"]), tuple(data["std"]))
-
-    def standardise(self, raw: np.ndarray) -> np.ndarray:
-        return (raw - np.asarray(self.mean)) / np.asarray(self.std)
-
-
-class PretrainedSource:
-    """A loaded pretrained artifact that produces augmentation inputs."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-        self.config: ArtifactConfig = load_config(self.directory)
-        self.members = load_members(self.directory, self.config)
-        self._nested: PretrainedSource | None = None
-
-    @property
-    def target_names(self) -> list[str]:
-        return list(self.config.task.target_names)
-
-    def _extra(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
-        """The source's own augmentation inputs, if it is itself an augmented model."""
-        spec = self.config.extra.get("augment")
-        if not spec:
-            return None
-        aug = Augmentation.from_dict(spec)
-        if self._nested is None:
-            self._nested = PretrainedSource(self.directory / aug.source)
-        return aug.standardise(raw_features(aug.kind, self._nested, graphs))
-
-    def low_predictions(self, graphs: Sequence[MolGraph]) -> np.ndarray:
-        """-> (n, T_low) ensemble-mean predictions in low-fidelity target units."""
-        preds = predict_targets(self.members, graphs, self.config.task, self._extra(graphs))
-        return preds.mean(0)
-
-    def embeddings(self, graphs: Sequence[MolGraph]) -> np.ndarray:
-        """-> (n, D) graph embedding of member 0 (before its head)."""
-        return forward_members(self.members[:1], graphs, embed=True)[0]
-
-
-def raw_features(
-    kind: str,
-    source: PretrainedSource,
-    graphs: Sequence[MolGraph],
-    measured_low: np.ndarray | None = None,
-) -> np.ndarray:
-    """-> (n, A) unstandardised augmentation inputs.
-
-    ``measured_low`` (n, T_low), transductive label augmentation only: used where finite, the
-    pretrained prediction elsewhere. Pass ``None`` (inductive) and measured labels are never used.
-    """
-    if kind == "embed":
-        return source.embeddings(graphs)
-    if kind != "label":
-        raise ConfigError(f"unknown augmentation kind {kind!r}")
-    pred = source.low_predictions(graphs)
-    if measured_low is None:
-        return pred
-    measured = np.asarray(measured_low, dtype=np.float64).reshape(pred.shape)
-    ok = np.isfinite(measured)
-    if (~ok).any():
-        log.warning("%d low-fidelity label(s) missing: predictions used", int((~ok).sum()))
-    return np.where(ok, measured, pred)
-
-
-def fit_augmentation(kind: str, raw_train: np.ndarray) -> Augmentation:
-    mean = raw_train.mean(axis=0)
-    std = raw_train.std(axis=0)
-    std = np.where(std > 1e-8, std, 1.0)
-    return Augmentation(kind, PRETRAINED_SUBDIR, tuple(map(float, mean)), tuple(map(float, std)))
-
-
-def augmentation_features(spec: dict, directory: str | Path, graphs: Sequence[MolGraph],
-                          source: PretrainedSource | None = None) -> np.ndarray:  # fmt: skip
-    """Prediction-time inputs of a fine-tuned augmented artifact in ``directory`` (pretrained
-    predictions, never measured labels)."""
-    aug = Augmentation.from_dict(spec)
-    source = source or PretrainedSource(Path(directory) / aug.source)
-    return aug.standardise(raw_features(aug.kind, source, graphs))
-
-
-def finetune_model_config(pretrained: ModelConfig, n_tasks: int, task_type: str,
-                          n_extra: int) -> ModelConfig:  # fmt: skip
+def finetune_model_config(
+    pretrained: ModelConfig, n_tasks: int, task_type: str, n_extra: int
+) -> ModelConfig:
     return replace(pretrained, n_tasks=n_tasks, task_type=task_type, n_extra=n_extra)
 
 
-def needs_fresh_head(strategy: str, pretrained: ArtifactConfig, target_names: Sequence[str],
-                     task_type: str) -> bool:  # fmt: skip
+def needs_fresh_head(
+    strategy: str, pretrained: ArtifactConfig, target_names: Sequence[str], task_type: str
+) -> bool:
     return (
         strategy in AUGMENT_KIND
         or tuple(target_names) != tuple(pretrained.task.target_names)
@@ -179,7 +81,7 @@ def init_from_pretrained(
         raise ArtifactError(f"weights in {origin} do not match the model: unexpected keys {stray}")
     for part in LOADED_PARTS:
         prefix = f"{part}."
-        sub = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+        sub = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
         load_state_strict(getattr(model, part), sub, f"{origin} [{part}]")
     return model
 

@@ -19,9 +19,9 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from api.settings import Settings
+from molprop.artifact.card import write_card
 from molprop.models.config import TrainConfig
-from molprop.pipelines.card import write_card
-from molprop.pipelines.train import TrainRequest, run_train
+from molprop.training.train import TrainRequest, run_train
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data" / "moleculenet"
@@ -32,16 +32,31 @@ VALID = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "CCN(CC)CC", "ClC(Cl)Cl", 
 INVALID = ["C1CC", "not a smiles", "", "C(C)(C)(C)(C)C"]
 
 
-def _train_tiny(out: Path, data: str, target: str, task_type: str, rows: int, members: int,
-                unit: str) -> None:  # fmt: skip
+def _train_tiny(
+    out: Path, data: str, target: str, task_type: str, rows: int, members: int, unit: str
+) -> None:
     frame = pd.read_csv(DATA / data, dtype=str, keep_default_na=False).head(rows)
-    run_train(TrainRequest(
-        data=frame, smiles_column="smiles", target_columns=[target], out=out, task_type=task_type,
-        model=dict(TINY_MODEL), train=TrainConfig(epochs=2, batch_size=64, ensemble_size=members),
-        units=[unit], name=out.name, progress=False,
-    ))  # fmt: skip
-    write_card(out, title=f"tiny test model ({target})", data_source=data, licence="MIT",
-               intended_use="tests only")  # fmt: skip
+    run_train(
+        TrainRequest(
+            data=frame,
+            smiles_column="smiles",
+            target_columns=[target],
+            out=out,
+            task_type=task_type,
+            model=dict(TINY_MODEL),
+            train=TrainConfig(epochs=2, batch_size=64, ensemble_size=members),
+            units=[unit],
+            name=out.name,
+            progress=False,
+        )
+    )
+    write_card(
+        out,
+        title=f"tiny test model ({target})",
+        data_source=data,
+        licence="MIT",
+        intended_use="tests only",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -49,16 +64,16 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``solubility`` (2-member regression ensemble on 300 ESOL rows) and ``bbb`` (1-member
     classifier on 200 BBBP rows), hidden 16, 2 epochs."""
     root = tmp_path_factory.mktemp("models")
-    _train_tiny(root / "solubility", "delaney_chemprop.csv.gz", "logp", "regression", 300, 2,
-                "log10(mol/L)")  # fmt: skip
+    _train_tiny(
+        root / "solubility", "delaney_chemprop.csv.gz", "logp", "regression", 300, 2, "log10(mol/L)"
+    )
     _train_tiny(root / "bbb", "bbbp.csv.gz", "p_np", "classification", 200, 1, "probability")
     return root
 
 
 @pytest.fixture(scope="session")
 def settings(model_dir: Path) -> Settings:
-    return Settings(model_dir=model_dir, max_batch=50, max_smiles_length=120,
-                    max_body_bytes=20_000)  # fmt: skip
+    return Settings(model_dir=model_dir, max_batch=50, max_smiles_length=120, max_body_bytes=20_000)
 
 
 @pytest.fixture(scope="session")
@@ -78,16 +93,33 @@ def uvicorn_server(model_dir: Path, log_path: Path, **env: str) -> Iterator[str]
     """A real ``uvicorn api.main:app`` process on a free 127.0.0.1 port with ``MOLPROP_<KEY>``
     set from ``env``; yields its base URL once ``/health`` answers 200."""
     port = free_port()
-    full_env = {**os.environ, "MOLPROP_MODEL_DIR": str(model_dir), "OMP_NUM_THREADS": "1",
-                **{f"MOLPROP_{k.upper()}": v for k, v in env.items()}}  # fmt: skip
+    full_env = {
+        **os.environ,
+        "MOLPROP_MODEL_DIR": str(model_dir),
+        "OMP_NUM_THREADS": "1",
+        **{f"MOLPROP_{k.upper()}": v for k, v in env.items()},
+    }
     if "api_key" not in env:
         full_env.pop("MOLPROP_API_KEY", None)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", "warning"],
-            cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "api.main:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=REPO,
+            env=full_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

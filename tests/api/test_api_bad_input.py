@@ -149,8 +149,11 @@ def test_uvicorn_refuses_to_start_with_empty_api_key(model_dir) -> None:
     env = {**os.environ, "MOLPROP_MODEL_DIR": str(model_dir), "MOLPROP_API_KEY": ""}
     proc = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1", "--port", "0"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         out, _ = proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:

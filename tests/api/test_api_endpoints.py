@@ -55,7 +55,9 @@ def test_model_card_and_404(client: TestClient) -> None:
     assert r.status_code == 200
     assert "## Test metrics" in r.json()["card"] and "in_domain" in r.json()["card"]
     r = client.get("/v1/models/nope")
-    assert r.status_code == 404 and "nope" in r.json()["detail"] and "solubility" in r.json()["detail"]
+    assert (
+        r.status_code == 404 and "nope" in r.json()["detail"] and "solubility" in r.json()["detail"]
+    )
 
 
 def test_predict_matches_predictor_and_keeps_order(client: TestClient, model_dir) -> None:
@@ -64,7 +66,9 @@ def test_predict_matches_predictor_and_keeps_order(client: TestClient, model_dir
     r = client.post("/v1/predict", json={"model": "solubility", "smiles": smiles, "ids": ids})
     assert r.status_code == 200
     body = r.json()
-    assert body["model"] == "solubility" and body["unit"] == "log10(mol/L)" and body["version"] == "1"
+    assert (
+        body["model"] == "solubility" and body["unit"] == "log10(mol/L)" and body["version"] == "1"
+    )
     results = check_contract(body, smiles)
     assert [x["id"] for x in results] == ids
     assert [x["status"] for x in results] == ["ok", "invalid_input", "ok", "invalid_input", "ok"]
@@ -81,8 +85,9 @@ def test_in_domain_flags_training_molecule_and_outlier(client: TestClient, model
 
     split = pd.read_csv(model_dir / "solubility" / "split.csv")
     train_smiles = split.loc[split["split"] == "train", "smiles"].iloc[0]
-    r = client.post("/v1/predict", json={"model": "solubility",
-                                         "smiles": [train_smiles, "[Xe]", "[U]"]})  # fmt: skip
+    r = client.post(
+        "/v1/predict", json={"model": "solubility", "smiles": [train_smiles, "[Xe]", "[U]"]}
+    )
     flags = [x["in_domain"] for x in r.json()["results"]]
     assert flags == [True, False, False]
 
@@ -100,7 +105,12 @@ def test_invalid_and_overlong_smiles_are_per_row(client: TestClient, settings: S
     r = client.post("/v1/predict", json={"model": "solubility", "smiles": smiles})
     assert r.status_code == 200
     results = check_contract(r.json(), smiles)
-    assert [x["status"] for x in results] == ["ok", "invalid_input", "invalid_input", "invalid_input"]
+    assert [x["status"] for x in results] == [
+        "ok",
+        "invalid_input",
+        "invalid_input",
+        "invalid_input",
+    ]
     assert "too long" in results[1]["error"]
 
 
@@ -119,9 +129,13 @@ def test_unknown_model_404(client: TestClient) -> None:
 
 
 def test_too_many_smiles_413(client: TestClient, settings: Settings) -> None:
-    r = client.post("/v1/predict", json={"model": "solubility", "smiles": ["C"] * (settings.max_batch + 1)})
+    r = client.post(
+        "/v1/predict", json={"model": "solubility", "smiles": ["C"] * (settings.max_batch + 1)}
+    )
     assert r.status_code == 413 and "MOLPROP_MAX_BATCH" in r.json()["detail"]
-    r = client.post("/v1/predict", json={"model": "solubility", "smiles": ["C"] * settings.max_batch})
+    r = client.post(
+        "/v1/predict", json={"model": "solubility", "smiles": ["C"] * settings.max_batch}
+    )
     assert r.status_code == 200 and len(r.json()["results"]) == settings.max_batch
 
 
@@ -137,12 +151,19 @@ def test_body_too_large_413(client: TestClient, settings: Settings) -> None:
     assert r.status_code == 413 and "MOLPROP_MAX_BODY_BYTES" in r.json()["detail"]
 
 
-@pytest.mark.parametrize("payload", [
-    b"{not json", b"[]", b'{"model": "solubility"}', b'{"model": "solubility", "smiles": []}',
-    b'{"model": "solubility", "smiles": "CCO"}', b'{"model": "solubility", "smiles": [1, null]}',
-    b'{"model": "solubility", "smiles": ["CCO"], "ids": ["a", "b"]}',
-    b'{"model": "solubility", "smiles": ["CCO"], "extra": 1}',
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"{not json",
+        b"[]",
+        b'{"model": "solubility"}',
+        b'{"model": "solubility", "smiles": []}',
+        b'{"model": "solubility", "smiles": "CCO"}',
+        b'{"model": "solubility", "smiles": [1, null]}',
+        b'{"model": "solubility", "smiles": ["CCO"], "ids": ["a", "b"]}',
+        b'{"model": "solubility", "smiles": ["CCO"], "extra": 1}',
+    ],
+)
 def test_malformed_requests_422(client: TestClient, payload: bytes) -> None:
     r = client.post("/v1/predict", content=payload, headers={"content-type": "application/json"})
     assert r.status_code == 422, r.text
@@ -154,7 +175,10 @@ def test_api_key_required_when_set(settings: Settings) -> None:
         req = {"model": "solubility", "smiles": ["CCO"]}
         assert c.post("/v1/predict", json=req).status_code == 401
         assert c.post("/v1/predict", json=req, headers={"X-API-Key": "wrong"}).status_code == 401
-        assert c.get("/v1/models", headers={"X-API-Key": "s3cret\u00e9".encode("latin-1")}).status_code == 401
+        assert (
+            c.get("/v1/models", headers={"X-API-Key": "s3cret\u00e9".encode("latin-1")}).status_code
+            == 401
+        )
         assert c.get("/v1/models").status_code == 401
         assert c.post("/v1/predict", json=req, headers={"X-API-Key": "s3cret"}).status_code == 200
         assert c.get("/v1/models/solubility", headers={"X-API-Key": "s3cret"}).status_code == 200

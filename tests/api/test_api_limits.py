@@ -34,8 +34,10 @@ def busy_lane(client: TestClient, name: str) -> Iterator[None]:
 
     lane = client.app.state.lanes[name]
     release = threading.Event()
-    futures = [lane.submit(lambda: release.wait(30), Job(deadline=time.monotonic() + 60))
-               for _ in range(lane.workers)]  # fmt: skip
+    futures = [
+        lane.submit(lambda: release.wait(30), Job(deadline=time.monotonic() + 60))
+        for _ in range(lane.workers)
+    ]
     try:
         yield
     finally:
@@ -124,8 +126,9 @@ def test_deadline_504_and_work_stops(model_dir) -> None:
 
 
 def test_deadline_passed_in_queue_never_starts(model_dir) -> None:
-    with app_client(model_dir, request_timeout_s=0.3, inference_workers=1,
-                    small_request_tokens=1) as c:  # fmt: skip
+    with app_client(
+        model_dir, request_timeout_s=0.3, inference_workers=1, small_request_tokens=1
+    ) as c:
         predictor = c.app.state.models["solubility"].predictor
         slow = SlowFeaturizer(predictor.featurizer, delay=0.0)
         predictor.featurizer = slow
@@ -141,8 +144,10 @@ def _post_and_hang_up(base: str, body: bytes, after_s: float) -> None:
     """Send a request on a raw socket and close it after ``after_s`` seconds, unanswered."""
     url = urlparse(base)
     with socket.create_connection((url.hostname, url.port)) as sock:
-        head = (f"POST /v1/predict HTTP/1.1\r\nHost: {url.netloc}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")  # fmt: skip
+        head = (
+            f"POST /v1/predict HTTP/1.1\r\nHost: {url.netloc}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
         sock.sendall(head.encode() + body)
         time.sleep(after_s)
 
@@ -150,10 +155,16 @@ def _post_and_hang_up(base: str, body: bytes, after_s: float) -> None:
 def test_disconnected_client_work_stops(model_dir, tmp_path) -> None:
     """A heavy request (tens of seconds) abandoned after 1 s must not delay the next request on
     the same single worker (before: the next one waited for the abandoned work)."""
-    env = {"inference_workers": "1", "small_request_tokens": "1", "max_heavy_atoms": "1000",
-           "max_request_tokens": "1000000", "max_batch": "60"}  # fmt: skip
-    heavy = ('{"model": "solubility", "smiles": [' + ", ".join(['"' + "C" * 1000 + '"'] * 60)
-             + "]}").encode()  # fmt: skip
+    env = {
+        "inference_workers": "1",
+        "small_request_tokens": "1",
+        "max_heavy_atoms": "1000",
+        "max_request_tokens": "1000000",
+        "max_batch": "60",
+    }
+    heavy = (
+        '{"model": "solubility", "smiles": [' + ", ".join(['"' + "C" * 1000 + '"'] * 60) + "]}"
+    ).encode()
     with uvicorn_server(model_dir, tmp_path / "server.log", **env) as base:
         with httpx.Client(base_url=base, timeout=120) as http:
             assert (
@@ -173,8 +184,9 @@ def test_disconnected_client_work_stops(model_dir, tmp_path) -> None:
 # ----------------------------------------------------------------------- MOLPROP_MAX_SMILES_LENGTH
 def test_max_smiles_length_raised_admits_longer_smiles(model_dir) -> None:
     long = "C" * 1200  # over the library's default of 1000 characters
-    with app_client(model_dir, max_smiles_length=1500, max_heavy_atoms=2000,
-                    max_request_tokens=10_000) as c:  # fmt: skip
+    with app_client(
+        model_dir, max_smiles_length=1500, max_heavy_atoms=2000, max_request_tokens=10_000
+    ) as c:
         r = predict(c, [long, "C" * 1501])
     results = r.json()["results"]
     assert r.status_code == 200 and results[0]["status"] == "ok", results[0]

@@ -43,7 +43,9 @@ def test_concurrent_clients_get_their_own_answers(live_server: str, model_dir) -
             for k in range(20):
                 smiles = [pool[(c * 7 + k * 3 + j) % len(pool)] for j in range(1 + (c + k) % 3)]
                 ids = [f"{c}-{k}-{j}" for j in range(len(smiles))]
-                r = http.post("/v1/predict", json={"model": "solubility", "smiles": smiles, "ids": ids})
+                r = http.post(
+                    "/v1/predict", json={"model": "solubility", "smiles": smiles, "ids": ids}
+                )
                 assert r.status_code == 200, r.text
                 results = r.json()["results"]
                 assert [x["id"] for x in results] == ids
@@ -75,8 +77,13 @@ def test_openapi_fuzz_never_5xx(live_server: str, mode: GenerationMode) -> None:
     for operation in operations:
 
         @given(case=operation.as_strategy(generation_mode=mode))
-        @settings(max_examples=20, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))  # fmt: skip
+        @settings(
+            max_examples=20,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         def call(case) -> None:
             response = case.call(base_url=live_server, timeout=30)
             seen.append(response.status_code)

@@ -11,9 +11,13 @@ import pytest
 from molprop.inference import Predictor
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
-SHIPPED = {"solubility": "regression", "lipophilicity": "regression",
-           "hydration_free_energy": "regression", "bbb_penetration": "classification",
-           "homo_lumo_gap": "regression"}  # fmt: skip
+SHIPPED = {
+    "solubility": "regression",
+    "lipophilicity": "regression",
+    "hydration_free_energy": "regression",
+    "bbb_penetration": "classification",
+    "homo_lumo_gap": "regression",
+}
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))

@@ -16,8 +16,9 @@ def predictor(model_dir) -> Predictor:
 
 
 def test_max_heavy_atoms_is_per_row_invalid(predictor: Predictor) -> None:
-    out = predictor.predict(["CCO", "C" * 21, "C" * 20, "[2H]C([2H])([2H])" + "C" * 19],
-                            max_heavy_atoms=20)  # fmt: skip
+    out = predictor.predict(
+        ["CCO", "C" * 21, "C" * 20, "[2H]C([2H])([2H])" + "C" * 19], max_heavy_atoms=20
+    )
     assert out["status"].tolist() == ["ok", "invalid_input", "ok", "ok"]
     assert "21 heavy atoms" in out["error"][1] and "limit of 20" in out["error"][1]
     assert out["logp"].isna().tolist() == [False, True, False, False]
@@ -39,8 +40,9 @@ def test_should_stop_between_batches(predictor: Predictor, monkeypatch) -> None:
     passes = []
     for m, member in enumerate(predictor.members):
         real = member.forward
-        monkeypatch.setattr(member, "forward",
-                            lambda batch, m=m, real=real: passes.append(m) or real(batch))  # fmt: skip
+        monkeypatch.setattr(
+            member, "forward", lambda batch, m=m, real=real: passes.append(m) or real(batch)
+        )
     polls = []
 
     def stop_after_three_passes() -> bool:
@@ -75,8 +77,16 @@ def test_should_stop_while_featurising(predictor: Predictor) -> None:
 def test_service_token_count_matches_featuriser(predictor: Predictor) -> None:
     from api.budget import predictor_costs
 
-    smiles = VALID + ["C" * 40, "c1ccc2ccccc2c1", "[NH4+].[Cl-]", "[2H]OC", "[H]OC([H])([H])C",
-                      "C[C@H](N)C(=O)O", "[Na+].[Cl-]", "C"]  # fmt: skip
+    smiles = VALID + [
+        "C" * 40,
+        "c1ccc2ccccc2c1",
+        "[NH4+].[Cl-]",
+        "[2H]OC",
+        "[H]OC([H])([H])C",
+        "C[C@H](N)C(=O)O",
+        "[Na+].[Cl-]",
+        "C",
+    ]
     costs = predictor_costs(smiles, predictor)
     for smi, cost in zip(smiles, costs):
         graph = predictor.featurizer.from_smiles(smi)

@@ -32,15 +32,50 @@ def oc20_model(tmp_path_factory, oc20_frames):
     with gzip.open(data, "wt") as handle:
         ase.io.write(handle, oc20_frames[:24], format="extxyz")
     out = tmp / "model"
-    params = {"tags": True, "fixed": True, "atom_gaussians": True, "max_neighbors": 8,
-              "num_gaussians": 16}  # fmt: skip
-    code = main([
-        "train", "--data", str(data), "--target-columns", TARGET, "--featurizer", "3d",
-        "--featurizer-params", json.dumps(params), "--cutoff", "5.0", "--per-atom",
-        "--model", "nsa", "--layers", "MSMP S", "--hidden-dim", "16", "--heads", "2",
-        "--num-seeds", "4", "--epochs", "2", "--lr", "1e-3", "--batch-size", "8",
-        "--split-type", "random", "--no-progress", "--out", str(out),
-    ])  # fmt: skip
+    params = {
+        "tags": True,
+        "fixed": True,
+        "atom_gaussians": True,
+        "max_neighbors": 8,
+        "num_gaussians": 16,
+    }
+    code = main(
+        [
+            "train",
+            "--data",
+            str(data),
+            "--target-columns",
+            TARGET,
+            "--featurizer",
+            "3d",
+            "--featurizer-params",
+            json.dumps(params),
+            "--cutoff",
+            "5.0",
+            "--per-atom",
+            "--model",
+            "nsa",
+            "--layers",
+            "MSMP S",
+            "--hidden-dim",
+            "16",
+            "--heads",
+            "2",
+            "--num-seeds",
+            "4",
+            "--epochs",
+            "2",
+            "--lr",
+            "1e-3",
+            "--batch-size",
+            "8",
+            "--split-type",
+            "random",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     return out
 
@@ -62,8 +97,12 @@ def test_predict_file_one_row_per_frame_in_order(oc20_model, oc20_frames, tmp_pa
     path = tmp_path / "query.extxyz"
     ase.io.write(path, frames, format="extxyz")
     out_csv = tmp_path / "pred.csv"
-    assert main(["predict", "--model", str(oc20_model), "--input", str(path),
-                 "--output", str(out_csv)]) == 0  # fmt: skip
+    assert (
+        main(
+            ["predict", "--model", str(oc20_model), "--input", str(path), "--output", str(out_csv)]
+        )
+        == 0
+    )
     out = pd.read_csv(out_csv)
     assert out["record"].tolist() == list(range(6))
     assert out["sid"].tolist() == [a.info["sid"] for a in frames]
@@ -92,12 +131,37 @@ def test_smiles_with_3d_featurizer_reports_unembeddable_rows(tmp_path, esol_fram
     data = tmp_path / "esol24.csv"
     frame.to_csv(data, index=False)
     out = tmp_path / "model"
-    assert main([
-        "train", "--data", str(data), "--target-columns", "logp", "--featurizer", "3d",
-        "--featurizer-params", '{"include_h": false, "num_gaussians": 8}', "--split-type",
-        "random", "--layers", "MSMP S", "--hidden-dim", "16", "--heads", "2", "--num-seeds",
-        "4", "--epochs", "1", "--no-progress", "--out", str(out),
-    ]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(data),
+                "--target-columns",
+                "logp",
+                "--featurizer",
+                "3d",
+                "--featurizer-params",
+                '{"include_h": false, "num_gaussians": 8}',
+                "--split-type",
+                "random",
+                "--layers",
+                "MSMP S",
+                "--hidden-dim",
+                "16",
+                "--heads",
+                "2",
+                "--num-seeds",
+                "4",
+                "--epochs",
+                "1",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     invalid = pd.read_csv(out / "invalid_rows.csv")
     assert invalid["row"].tolist() == [5] and "could not embed" in invalid["reason"].iloc[0]
     pred = Predictor.from_pretrained(out).predict(["CCO", "C1#CC1", "c1ccccc1O"])

@@ -17,13 +17,44 @@ from molprop.inference import Predictor
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, esol_path):
     out = tmp_path_factory.mktemp("esol_model")
-    code = main([
-        "train", "--data", str(esol_path), "--smiles-column", "smiles",
-        "--target-columns", "logp", "--split-type", "scaffold", "--seed", "0",
-        "--model", "esa", "--layers", "MSMP S", "--hidden-dim", "32", "--heads", "4",
-        "--num-seeds", "8", "--epochs", "12", "--lr", "1e-3", "--batch-size", "32",
-        "--ensemble-size", "2", "--units", "log mol/L", "--no-progress", "--out", str(out),
-    ])  # fmt: skip
+    code = main(
+        [
+            "train",
+            "--data",
+            str(esol_path),
+            "--smiles-column",
+            "smiles",
+            "--target-columns",
+            "logp",
+            "--split-type",
+            "scaffold",
+            "--seed",
+            "0",
+            "--model",
+            "esa",
+            "--layers",
+            "MSMP S",
+            "--hidden-dim",
+            "32",
+            "--heads",
+            "4",
+            "--num-seeds",
+            "8",
+            "--epochs",
+            "12",
+            "--lr",
+            "1e-3",
+            "--batch-size",
+            "32",
+            "--ensemble-size",
+            "2",
+            "--units",
+            "log mol/L",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     return out
 
@@ -51,18 +82,41 @@ def test_training_beats_train_mean_on_scaffold_test(trained, esol_path):
 def test_predict_cli_keeps_order_and_reports_bad_rows(trained, tmp_path):
     rows = ["CCO", "this is not smiles", "", "c1ccccc1O", "C1CC", "[Na+].[Cl-]", "CC(C)(C)(C)(C)C"]
     inp = tmp_path / "in.csv"
-    pd.DataFrame({"compound": [f"id{i}" for i in range(len(rows))], "smi": rows}).to_csv(inp, index=False)
+    pd.DataFrame({"compound": [f"id{i}" for i in range(len(rows))], "smi": rows}).to_csv(
+        inp, index=False
+    )
     out = tmp_path / "out.csv"
     proc = subprocess.run(
-        [sys.executable, "-m", "molprop.cli.main", "predict", "--model", str(trained),
-         "--input", str(inp), "--smiles-column", "smi", "--output", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "molprop.cli.main",
+            "predict",
+            "--model",
+            str(trained),
+            "--input",
+            str(inp),
+            "--smiles-column",
+            "smi",
+            "--output",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     res = pd.read_csv(out, keep_default_na=False)
     assert res["compound"].tolist() == [f"id{i}" for i in range(len(rows))]
-    assert res["status"].tolist() == ["ok", "invalid_input", "invalid_input", "ok",
-                                      "invalid_input", "ok", "invalid_input"]  # fmt: skip
+    assert res["status"].tolist() == [
+        "ok",
+        "invalid_input",
+        "invalid_input",
+        "ok",
+        "invalid_input",
+        "ok",
+        "invalid_input",
+    ]
     assert "RDKit" in res.loc[1, "error"] and "empty" in res.loc[2, "error"]
     assert "valence" in res.loc[6, "error"].lower()
     assert res.loc[0, "error"] == ""
@@ -86,8 +140,21 @@ def test_python_predictor_matches_cli_artifact(trained):
 
 def test_evaluate_cli_writes_json(trained, tmp_path, esol_path, capsys):
     out = tmp_path / "m.json"
-    code = main(["evaluate", "--model", str(trained), "--data", str(esol_path),
-                 "--smiles-column", "smiles", "--target-columns", "logp", "--output", str(out)])  # fmt: skip
+    code = main(
+        [
+            "evaluate",
+            "--model",
+            str(trained),
+            "--data",
+            str(esol_path),
+            "--smiles-column",
+            "smiles",
+            "--target-columns",
+            "logp",
+            "--output",
+            str(out),
+        ]
+    )
     assert code == 0
     result = json.loads(out.read_text())
     assert result["n_evaluated"] == 1128 and result["metrics"]["rmse"] > 0
@@ -95,6 +162,8 @@ def test_evaluate_cli_writes_json(trained, tmp_path, esol_path, capsys):
 
 
 def test_cli_errors_are_clean(tmp_path, esol_path, capsys):
-    code = main(["train", "--data", str(esol_path), "--target-columns", "nope", "--out", str(tmp_path)])
+    code = main(
+        ["train", "--data", str(esol_path), "--target-columns", "nope", "--out", str(tmp_path)]
+    )
     assert code == 2
     assert "nope" in capsys.readouterr().err

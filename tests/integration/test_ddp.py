@@ -19,13 +19,40 @@ from safetensors.torch import load_file
 
 def _train(data: Path, out: Path, devices: int) -> subprocess.CompletedProcess:
     cmd = [
-        sys.executable, "-m", "molprop.cli.main", "train", "--data", str(data),
-        "--smiles-column", "smiles", "--target-columns", "logp", "--out", str(out),
-        "--split-type", "random", "--epochs", "3", "--batch-size", "32", "--hidden-dim", "16",
-        "--heads", "2", "--num-seeds", "4", "--dropout", "0", "--attn-dropout", "0",
-        "--no-progress", "--devices", str(devices),
-        "--strategy", "ddp" if devices > 1 else "auto",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "molprop.cli.main",
+        "train",
+        "--data",
+        str(data),
+        "--smiles-column",
+        "smiles",
+        "--target-columns",
+        "logp",
+        "--out",
+        str(out),
+        "--split-type",
+        "random",
+        "--epochs",
+        "3",
+        "--batch-size",
+        "32",
+        "--hidden-dim",
+        "16",
+        "--heads",
+        "2",
+        "--num-seeds",
+        "4",
+        "--dropout",
+        "0",
+        "--attn-dropout",
+        "0",
+        "--no-progress",
+        "--devices",
+        str(devices),
+        "--strategy",
+        "ddp" if devices > 1 else "auto",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MOLPROP_NO_PROGRESS": "1"}
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
 

@@ -13,19 +13,42 @@ import pandas as pd
 import pytest
 from safetensors.torch import load_file
 
-from molprop.pipelines.resume import STATE_JSON
+from molprop.training.resume import STATE_JSON
 
 EPOCHS = 5
 
 
 def _train_cmd(data: Path, out: Path, *extra: str) -> list[str]:
     return [
-        sys.executable, "-m", "molprop.cli.main", "train", "--data", str(data),
-        "--smiles-column", "smiles", "--target-columns", "logp", "--out", str(out),
-        "--split-type", "random", "--epochs", str(EPOCHS), "--batch-size", "16",
-        "--hidden-dim", "16", "--heads", "2", "--num-seeds", "4", "--dropout", "0.1",
-        "--no-progress", *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "molprop.cli.main",
+        "train",
+        "--data",
+        str(data),
+        "--smiles-column",
+        "smiles",
+        "--target-columns",
+        "logp",
+        "--out",
+        str(out),
+        "--split-type",
+        "random",
+        "--epochs",
+        str(EPOCHS),
+        "--batch-size",
+        "16",
+        "--hidden-dim",
+        "16",
+        "--heads",
+        "2",
+        "--num-seeds",
+        "4",
+        "--dropout",
+        "0.1",
+        "--no-progress",
+        *extra,
+    ]
 
 
 def _env() -> dict[str, str]:
@@ -50,8 +73,12 @@ def test_killed_run_resumes_to_the_uninterrupted_result(small_esol: Path, tmp_pa
     full, cut = tmp_path / "full", tmp_path / "cut"
     subprocess.run(_train_cmd(small_esol, full), check=True, env=_env(), capture_output=True)
 
-    proc = subprocess.Popen(_train_cmd(small_esol, cut), env=_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        _train_cmd(small_esol, cut),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     state = cut / "logs" / "member_0" / "checkpoint" / STATE_JSON
     deadline = time.time() + 90
     while _epochs_done(state) < 2 and proc.poll() is None and time.time() < deadline:
@@ -61,8 +88,9 @@ def test_killed_run_resumes_to_the_uninterrupted_result(small_esol: Path, tmp_pa
     assert 2 <= _epochs_done(state) < EPOCHS, "the run was not interrupted mid-training"
     assert not (cut / "metrics.json").exists()
 
-    done = subprocess.run(_train_cmd(small_esol, cut, "--resume"), env=_env(), capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run(
+        _train_cmd(small_esol, cut, "--resume"), env=_env(), capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "resumed from" in done.stderr
 
@@ -81,8 +109,9 @@ def test_killed_run_resumes_to_the_uninterrupted_result(small_esol: Path, tmp_pa
 def test_resume_refuses_changed_settings(small_esol: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     env = _env()
-    proc = subprocess.Popen(_train_cmd(small_esol, out), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        _train_cmd(small_esol, out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     state = out / "logs" / "member_0" / "checkpoint" / STATE_JSON
     deadline = time.time() + 90
     while _epochs_done(state) < 1 and proc.poll() is None and time.time() < deadline:

@@ -23,14 +23,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.domain import add_domain_to_artifact
+from molprop.artifact.store import save_artifact
 from molprop.cli.main import main
 from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.inference.domain import add_domain_to_artifact
 from molprop.inference.predictor import Predictor
 from molprop.inference.streaming import complete_records, partial_path, predict_stream
-from molprop.models.artifact import save_artifact
-from molprop.models.config import ArtifactConfig, ModelConfig, TaskConfig
-from molprop.pipelines.training import build_model
+from molprop.models.config import ModelConfig, TaskConfig
+from molprop.training.fit import build_model
 
 INVALID = "C1CC(notasmiles"
 
@@ -44,10 +45,18 @@ def work(tmp_path_factory) -> Path:
 def tiny_model(work: Path) -> Path:
     fc = FeaturizerConfig()
     g = build_featurizer(fc).from_smiles("CCO")
-    mc = ModelConfig(node_dim=g.x.shape[1], edge_dim=g.edge_attr.shape[1], n_tasks=1, heads=2,
-                     hidden_dim=16, layers="MSP S", num_seeds=4, head_hidden=32)  # fmt: skip
+    mc = ModelConfig(
+        node_dim=g.x.shape[1],
+        edge_dim=g.edge_attr.shape[1],
+        n_tasks=1,
+        heads=2,
+        hidden_dim=16,
+        layers="MSP S",
+        num_seeds=4,
+        head_hidden=32,
+    )
     task = TaskConfig(("logs",), "regression", ("log mol/L",), (-3.0,), (2.0,))
-    config = ArtifactConfig(model=mc, task=task, featurizer=fc.to_dict(), n_members=2)
+    config = ArtifactConfig(model=mc, task=task, featurizer=fc, n_members=2)
     save_artifact(work / "model", config, [build_model(mc, 0), build_model(mc, 1)])
     return work / "model"
 
@@ -65,11 +74,13 @@ def base_predictions(tiny_model: Path, base: list[str]) -> pd.DataFrame:
 
 
 def write_input(path: Path, base: list[str], rows: int) -> Path:
-    frame = pd.DataFrame({
-        "id": np.arange(rows),
-        "smiles": [base[i % len(base)] for i in range(rows)],
-        "note": [f'row "{i}", quoted\nsecond line' if i % 97 == 0 else "" for i in range(rows)],
-    })  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(rows),
+            "smiles": [base[i % len(base)] for i in range(rows)],
+            "note": [f'row "{i}", quoted\nsecond line' if i % 97 == 0 else "" for i in range(rows)],
+        }
+    )
     frame.to_csv(path, index=False)
     return path
 
@@ -82,8 +93,13 @@ def check_output(out: pd.DataFrame, rows: int, base_predictions: pd.DataFrame) -
     assert out["smiles"].tolist() == expect["smiles"].tolist()
     assert out["status"].tolist() == expect["status"].tolist()
     for col in ("logs", "logs_std"):
-        np.testing.assert_allclose(out[col].to_numpy(float), expect[col].to_numpy(float),
-                                   rtol=1e-5, atol=1e-6, equal_nan=True)  # fmt: skip
+        np.testing.assert_allclose(
+            out[col].to_numpy(float),
+            expect[col].to_numpy(float),
+            rtol=1e-5,
+            atol=1e-6,
+            equal_nan=True,
+        )
     assert (out.loc[out["smiles"] == INVALID, "status"] == "invalid_input").all()
     assert out["note"].fillna("").tolist()[97] == 'row "97", quoted\nsecond line'
 
@@ -103,8 +119,14 @@ def _env() -> dict[str, str]:
 def test_worker_processes_keep_row_order(tiny_model, base, base_predictions, work) -> None:
     source = write_input(work / "order.csv", base, 2500)
     out = work / "order_out.csv"
-    summary = predict_stream(Predictor.from_pretrained(tiny_model), source, out, chunk_size=300,
-                             num_workers=2, progress=False)  # fmt: skip
+    summary = predict_stream(
+        Predictor.from_pretrained(tiny_model),
+        source,
+        out,
+        chunk_size=300,
+        num_workers=2,
+        progress=False,
+    )
     assert summary.rows_total == summary.rows_written == 2500
     check_output(read_out(out), 2500, base_predictions)
 
@@ -138,16 +160,29 @@ def test_peak_memory_does_not_grow_with_rows(tiny_model, base, base_predictions,
     check_output(read_out(work / "big_out.csv"), 100_000, base_predictions)
 
 
-def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model, base, base_predictions,
-                                                      work) -> None:  # fmt: skip
+def test_killed_run_resumes_without_duplicates_or_gaps(
+    tiny_model, base, base_predictions, work
+) -> None:
     rows = 4000
     source = write_input(work / "kill.csv", base, rows)
     out = work / "kill_out.csv"
     out.write_text("an earlier output\n")
     staged = partial_path(out)
-    proc = subprocess.Popen(_cli("--model", str(tiny_model), "--input", str(source), "--output",
-                                 str(out), "--chunk-size", "200"), env=_env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        _cli(
+            "--model",
+            str(tiny_model),
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--chunk-size",
+            "200",
+        ),
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
     while proc.poll() is None and time.time() < deadline:
         if staged.exists() and complete_records(staged)[0] > 800:
@@ -160,9 +195,22 @@ def test_killed_run_resumes_without_duplicates_or_gaps(tiny_model, base, base_pr
     assert 0 < done < rows, "the run was not interrupted mid-file"
     with open(staged, "ab") as fh:  # as if killed inside a write: a partial last record
         fh.write(b'123,CCO,"half a quoted\nfield')
-    res = subprocess.run(_cli("--model", str(tiny_model), "--input", str(source), "--output",
-                              str(out), "--chunk-size", "200", "--resume"),
-                         env=_env(), capture_output=True, text=True)  # fmt: skip
+    res = subprocess.run(
+        _cli(
+            "--model",
+            str(tiny_model),
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--chunk-size",
+            "200",
+            "--resume",
+        ),
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert f"resuming {staged}: {done} rows" in res.stderr
     check_output(read_out(out), rows, base_predictions)
@@ -202,16 +250,35 @@ def test_smi_and_sdf_inputs(tiny_model, base_predictions, work) -> None:
     np.testing.assert_allclose(out["logs"][:2], expect["logs"][:2], rtol=1e-5)
 
 
-def test_two_process_lightning_predict_matches_one_process(tiny_model, base, base_predictions,
-                                                           work) -> None:  # fmt: skip
+def test_two_process_lightning_predict_matches_one_process(
+    tiny_model, base, base_predictions, work
+) -> None:
     """``--devices 2 --strategy ddp``: Lightning launches a second process, each predicts every
     other chunk, rank 0 merges the parts in input order."""
     source = write_input(work / "ddp.csv", base, 1000)
     out = work / "ddp_out.csv"
-    run = subprocess.run(_cli("--model", str(tiny_model), "--input", str(source), "--output",
-                              str(out), "--chunk-size", "150", "--devices", "2",
-                              "--strategy", "ddp", "--num-workers", "1"),
-                         env=_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        _cli(
+            "--model",
+            str(tiny_model),
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--chunk-size",
+            "150",
+            "--devices",
+            "2",
+            "--strategy",
+            "ddp",
+            "--num-workers",
+            "1",
+        ),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "on 2 processes" in run.stderr  # really distributed
     check_output(read_out(out), 1000, base_predictions)
@@ -219,23 +286,27 @@ def test_two_process_lightning_predict_matches_one_process(tiny_model, base, bas
     assert not partial_path(out).exists()  # renamed to the output
 
 
-def test_two_process_predict_resumes_from_output_and_parts(tiny_model, base, base_predictions,
-                                                            work) -> None:  # fmt: skip
+def test_two_process_predict_resumes_from_output_and_parts(
+    tiny_model, base, base_predictions, work
+) -> None:
     """An interrupted distributed run leaves a partial output (rows 0-199 and half a row) and
     the part files other ranks finished (rows 300-399 and 500-599, plus a stale part already
     in the output). ``--resume`` keeps them (a marked value in a kept part survives), predicts
     only the rest and merges without duplicate or missing rows."""
     source = write_input(work / "ddp_resume.csv", base, 750)
     full = work / "ddp_full.csv"
-    predict_stream(Predictor.from_pretrained(tiny_model), source, full, chunk_size=100,
-                   progress=False)  # fmt: skip
+    predict_stream(
+        Predictor.from_pretrained(tiny_model), source, full, chunk_size=100, progress=False
+    )
     out = work / "ddp_resume_out.csv"  # a partial output of a run without .partial staging
     records, end, _ = complete_records(full)
     text = full.read_bytes()
     ref = pd.read_csv(full, dtype=str, keep_default_na=False)
     head = ref.iloc[:200].to_csv(index=False, lineterminator="\n").encode()
-    out.write_bytes(head + ref.iloc[200:201].to_csv(index=False, header=False,
-                                                    lineterminator="\n").encode()[:15])  # fmt: skip
+    out.write_bytes(
+        head
+        + ref.iloc[200:201].to_csv(index=False, header=False, lineterminator="\n").encode()[:15]
+    )
     parts = work / "ddp_resume_out.csv.partial.parts"  # the parts of the staged output
     parts.mkdir(exist_ok=True)
     for start in (0, 300, 500):
@@ -243,10 +314,27 @@ def test_two_process_predict_resumes_from_output_and_parts(tiny_model, base, bas
         if start == 300:
             part.loc[part.index[0], "logs"] = "123.5"  # proves the part is kept, not recomputed
         part.to_csv(parts / f"{start:012d}_100.csv", index=False, lineterminator="\n")
-    run = subprocess.run(_cli("--model", str(tiny_model), "--input", str(source), "--output",
-                              str(out), "--chunk-size", "100", "--devices", "2",
-                              "--strategy", "ddp", "--resume"),
-                         env=_env(), capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        _cli(
+            "--model",
+            str(tiny_model),
+            "--input",
+            str(source),
+            "--output",
+            str(out),
+            "--chunk-size",
+            "100",
+            "--devices",
+            "2",
+            "--strategy",
+            "ddp",
+            "--resume",
+        ),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     got = read_out(out)
     assert got.loc[300, "logs"] == 123.5
@@ -269,14 +357,16 @@ def test_output_equal_to_input_is_refused(tiny_model, base, work, capsys) -> Non
     link.unlink(missing_ok=True)
     link.symlink_to(source)
     for output in (str(source), str(work / "." / "same.csv"), str(link)):
-        code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
-                                 "--output", output)  # fmt: skip
+        code, err = _predict_cli(
+            capsys, "--model", str(tiny_model), "--input", str(source), "--output", output
+        )
         assert code == 2 and "would overwrite the input" in err
     assert source.read_bytes() == before
 
 
-def test_failed_run_keeps_the_existing_output(tiny_model, base, base_predictions, work,
-                                              capsys) -> None:  # fmt: skip
+def test_failed_run_keeps_the_existing_output(
+    tiny_model, base, base_predictions, work, capsys
+) -> None:
     """A ragged row (a trailing comma) at line 702 stops the run after several chunks were
     predicted: the error names the line, the earlier output is untouched, the rows so far are
     in ``<output>.partial``; the next good run replaces the output and removes the partial."""
@@ -288,8 +378,17 @@ def test_failed_run_keeps_the_existing_output(tiny_model, base, base_predictions
     out = work / "ragged_out.csv"
     out.write_text("the previous predictions\n")
     staged = partial_path(out)
-    code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
-                             "--output", str(out), "--chunk-size", "100")  # fmt: skip
+    code, err = _predict_cli(
+        capsys,
+        "--model",
+        str(tiny_model),
+        "--input",
+        str(source),
+        "--output",
+        str(out),
+        "--chunk-size",
+        "100",
+    )
     assert code == 2
     assert f"line {line + 1}: 4 fields but the header has 3" in err
     assert out.read_text() == "the previous predictions\n"
@@ -297,8 +396,17 @@ def test_failed_run_keeps_the_existing_output(tiny_model, base, base_predictions
     assert 0 < written < line
     lines[line] = lines[line][:-1]
     source.write_text("\n".join(lines))
-    code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
-                             "--output", str(out), "--chunk-size", "100")  # fmt: skip
+    code, err = _predict_cli(
+        capsys,
+        "--model",
+        str(tiny_model),
+        "--input",
+        str(source),
+        "--output",
+        str(out),
+        "--chunk-size",
+        "100",
+    )
     assert code == 0, err
     check_output(read_out(out), 1000, base_predictions)
     assert not staged.exists()
@@ -308,12 +416,20 @@ def test_blank_lines_and_whitespace_smiles_come_back_as_rows(tiny_model, work, c
     source = work / "blank.csv"
     source.write_text("smiles\nCCO\n\nc1ccccc1 O\n   \nCC\tO\n  c1ccccc1O \n\n")
     out = work / "blank_out.csv"
-    code, err = _predict_cli(capsys, "--model", str(tiny_model), "--input", str(source),
-                             "--output", str(out))  # fmt: skip
+    code, err = _predict_cli(
+        capsys, "--model", str(tiny_model), "--input", str(source), "--output", str(out)
+    )
     assert code == 0, err
     got = pd.read_csv(out, keep_default_na=False)
-    assert got["status"].tolist() == ["ok", "invalid_input", "invalid_input", "invalid_input",
-                                      "invalid_input", "ok", "invalid_input"]  # fmt: skip
+    assert got["status"].tolist() == [
+        "ok",
+        "invalid_input",
+        "invalid_input",
+        "invalid_input",
+        "invalid_input",
+        "ok",
+        "invalid_input",
+    ]
     errors = got["error"].tolist()
     assert "empty" in errors[1] and "empty" in errors[3] and "empty" in errors[6]
     assert "whitespace" in errors[2] and "whitespace" in errors[4]

@@ -9,20 +9,30 @@ import pandas as pd
 
 from molprop.inference import Predictor
 from molprop.models.config import TrainConfig
-from molprop.pipelines.train import TrainRequest, run_train
+from molprop.training.train import TrainRequest, run_train
 
 TINY = {"hidden_dim": 16, "heads": 2, "num_seeds": 4, "layers": "MSP", "head_hidden": 32}
 
 
 def test_binary_classification_on_bbbp(tmp_path, data_dir):
-    frame = pd.read_csv(data_dir / "moleculenet/bbbp.csv.gz").sample(300, random_state=0).astype(str)
+    frame = (
+        pd.read_csv(data_dir / "moleculenet/bbbp.csv.gz").sample(300, random_state=0).astype(str)
+    )
     frame.loc[frame.index[:3], "p_np"] = "maybe"  # non-numeric labels: reported, not dropped
     out = tmp_path / "bbbp"
-    metrics = run_train(TrainRequest(
-        data=frame, smiles_column="smiles", target_columns=["p_np"], out=out,
-        task_type="classification", split_type="random", model=TINY,
-        train=TrainConfig(epochs=3, batch_size=32, lr=1e-3), progress=False,
-    ))  # fmt: skip
+    metrics = run_train(
+        TrainRequest(
+            data=frame,
+            smiles_column="smiles",
+            target_columns=["p_np"],
+            out=out,
+            task_type="classification",
+            split_type="random",
+            model=TINY,
+            train=TrainConfig(epochs=3, batch_size=32, lr=1e-3),
+            progress=False,
+        )
+    )
     test = metrics["test"]["ensemble"]
     assert {"roc_auc", "mcc", "accuracy"} <= set(test)
     assert metrics["training"]["n_rows_invalid"] == 3
@@ -41,11 +51,18 @@ def test_multitask_with_missing_labels(tmp_path, data_dir):
     frame.loc[rng.random(len(frame)) < 0.3, "gap"] = ""
     frame.loc[rng.random(len(frame)) < 0.3, "mu"] = ""
     out = tmp_path / "qm9"
-    metrics = run_train(TrainRequest(
-        data=frame, smiles_column="smiles", target_columns=["gap", "mu"], out=out,
-        split_type="random", model=TINY, train=TrainConfig(epochs=2, batch_size=32, lr=1e-3),
-        progress=False,
-    ))  # fmt: skip
+    metrics = run_train(
+        TrainRequest(
+            data=frame,
+            smiles_column="smiles",
+            target_columns=["gap", "mu"],
+            out=out,
+            split_type="random",
+            model=TINY,
+            train=TrainConfig(epochs=2, batch_size=32, lr=1e-3),
+            progress=False,
+        )
+    )
     test = metrics["test"]["ensemble"]
     assert {"rmse/gap", "rmse/mu"} <= set(test)
     both_blank = ((frame.gap == "") & (frame.mu == "")).sum()
@@ -60,10 +77,17 @@ def test_multitask_with_missing_labels(tmp_path, data_dir):
 
 def test_bf16_autocast_trains_and_predicts_finite(tmp_path, esol_frame):
     frame = esol_frame.head(120).astype(str)
-    metrics = run_train(TrainRequest(
-        data=frame, smiles_column="smiles", target_columns=["logp"], out=tmp_path / "bf16",
-        split_type="random", model=TINY,
-        train=TrainConfig(epochs=2, batch_size=32, lr=1e-3, bf16=True), progress=False,
-    ))  # fmt: skip
+    metrics = run_train(
+        TrainRequest(
+            data=frame,
+            smiles_column="smiles",
+            target_columns=["logp"],
+            out=tmp_path / "bf16",
+            split_type="random",
+            model=TINY,
+            train=TrainConfig(epochs=2, batch_size=32, lr=1e-3, bf16=True),
+            progress=False,
+        )
+    )
     assert np.isfinite(metrics["test"]["ensemble"]["rmse"])
     assert json.loads((tmp_path / "bf16/config.json").read_text())["train"]["bf16"] is True

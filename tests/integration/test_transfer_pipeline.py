@@ -12,9 +12,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from molprop.artifact.store import member_path
 from molprop.cli.main import main
 from molprop.inference.predictor import Predictor
-from molprop.models.artifact import member_path
 from molprop.transfer.datasets import g4mp2_ip_frame
 
 TINY = ["--hidden-dim", "16", "--heads", "2", "--layers", "MSP", "--num-seeds", "4"]
@@ -35,16 +35,77 @@ def g4mp2_csv(tmp_path_factory, data_dir):
 @pytest.fixture(scope="module")
 def pipeline(g4mp2_csv, tmp_path_factory):
     root = tmp_path_factory.mktemp("pipe")
-    assert main(["split-fidelity", "--data", str(g4mp2_csv), "--low-column", "ip_b3lyp",
-                 "--high-column", "ip_g4mp2", "--high-sizes", "60", "20", "30",
-                 "--mode", "inductive", "--seed", "0", "--out", str(root / "split")]) == 0  # fmt: skip
-    assert main(["pretrain", "--data", str(root / "split" / "pretrain.csv"), "--target-columns",
-                 "ip_b3lyp", "--out", str(root / "pre"), "--epochs", "2", "--holdout", "0.1",
-                 *TINY, *FAST]) == 0  # fmt: skip
-    assert main(["finetune", "--from", str(root / "pre"), "--data", str(root / "split" / "train.csv"),
-                 "--val", str(root / "split" / "val.csv"), "--test", str(root / "split" / "test.csv"),
-                 "--target-columns", "ip_g4mp2", "--strategy", "label-augment", "--mode", "inductive",
-                 "--out", str(root / "ft"), "--epochs", "2", *FAST]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "split-fidelity",
+                "--data",
+                str(g4mp2_csv),
+                "--low-column",
+                "ip_b3lyp",
+                "--high-column",
+                "ip_g4mp2",
+                "--high-sizes",
+                "60",
+                "20",
+                "30",
+                "--mode",
+                "inductive",
+                "--seed",
+                "0",
+                "--out",
+                str(root / "split"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "pretrain",
+                "--data",
+                str(root / "split" / "pretrain.csv"),
+                "--target-columns",
+                "ip_b3lyp",
+                "--out",
+                str(root / "pre"),
+                "--epochs",
+                "2",
+                "--holdout",
+                "0.1",
+                *TINY,
+                *FAST,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "finetune",
+                "--from",
+                str(root / "pre"),
+                "--data",
+                str(root / "split" / "train.csv"),
+                "--val",
+                str(root / "split" / "val.csv"),
+                "--test",
+                str(root / "split" / "test.csv"),
+                "--target-columns",
+                "ip_g4mp2",
+                "--strategy",
+                "label-augment",
+                "--mode",
+                "inductive",
+                "--out",
+                str(root / "ft"),
+                "--epochs",
+                "2",
+                *FAST,
+            ]
+        )
+        == 0
+    )
     return root
 
 
@@ -61,23 +122,45 @@ def test_split_pretrain_finetune_predict(pipeline):
     metrics = json.loads((pipeline / "ft" / "metrics.json").read_text())
     assert rmse == pytest.approx(metrics["test"]["ensemble"]["rmse"], rel=1e-5)
     scaler_mean = config["task"]["scaler_mean"][0]
-    assert scaler_mean == pytest.approx(pd.read_csv(pipeline / "split" / "train.csv")["ip_g4mp2"].mean())
+    assert scaler_mean == pytest.approx(
+        pd.read_csv(pipeline / "split" / "train.csv")["ip_g4mp2"].mean()
+    )
 
 
 def test_assay_finetune_with_new_column_names(pipeline, esol_frame, tmp_path):
     assay = esol_frame.iloc[:80].rename(columns={"smiles": "compound", "logp": "solubility_assay"})
     assay.to_csv(tmp_path / "assay.csv", index=False)
     out = tmp_path / "assay_model"
-    assert main(["finetune", "--from", str(pipeline / "pre"), "--data", str(tmp_path / "assay.csv"),
-                 "--smiles-column", "compound", "--target-columns", "solubility_assay",
-                 "--out", str(out), "--epochs", "2", *FAST]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "finetune",
+                "--from",
+                str(pipeline / "pre"),
+                "--data",
+                str(tmp_path / "assay.csv"),
+                "--smiles-column",
+                "compound",
+                "--target-columns",
+                "solubility_assay",
+                "--out",
+                str(out),
+                "--epochs",
+                "2",
+                *FAST,
+            ]
+        )
+        == 0
+    )
     config = json.loads((out / "config.json").read_text())
     assert config["task"]["target_names"] == ["solubility_assay"]
     assert config["extra"]["fresh_head"] is True and config["extra"]["strategy"] == "full"
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["training"]["sizes"]["val"] > 0 and metrics["training"]["sizes"]["test"] > 0
     preds = Predictor.from_pretrained(out).predict(["CCO", "not a smiles"])
-    assert list(preds["status"]) == ["ok", "invalid_input"] and np.isfinite(preds["solubility_assay"][0])
+    assert list(preds["status"]) == ["ok", "invalid_input"] and np.isfinite(
+        preds["solubility_assay"][0]
+    )
     pre = load_file(str(member_path(pipeline / "pre", 0)))
     new = load_file(str(member_path(out, 0)))
     assert not all(torch.equal(pre[k], new[k]) for k in pre if k.startswith("head."))
@@ -85,10 +168,39 @@ def test_assay_finetune_with_new_column_names(pipeline, esol_frame, tmp_path):
 
 def test_transfer_benchmark_writes_table_and_chart(g4mp2_csv, tmp_path):
     out = tmp_path / "bench"
-    assert main(["transfer-benchmark", "--data", str(g4mp2_csv), "--low-column", "ip_b3lyp",
-                 "--high-column", "ip_g4mp2", "--high-sizes", "60", "20", "30", "--seeds", "0",
-                 "--strategies", "label-augment", "--modes", "transductive", "--units", "eV", "--pretrain-epochs", "1",
-                 "--finetune-epochs", "1", "--out", str(out), *TINY]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "transfer-benchmark",
+                "--data",
+                str(g4mp2_csv),
+                "--low-column",
+                "ip_b3lyp",
+                "--high-column",
+                "ip_g4mp2",
+                "--high-sizes",
+                "60",
+                "20",
+                "30",
+                "--seeds",
+                "0",
+                "--strategies",
+                "label-augment",
+                "--modes",
+                "transductive",
+                "--units",
+                "eV",
+                "--pretrain-epochs",
+                "1",
+                "--finetune-epochs",
+                "1",
+                "--out",
+                str(out),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     results = pd.read_csv(out / "results.csv")
     assert set(results["method"]) == {"high-only", "linear-correction", "label-augment"}
     assert len(results) == 3 and (results["mode"] != "inductive").all()

@@ -26,11 +26,11 @@ MAX_BYTES = 300_000
 
 #: notebook -> modules it needs that another issue delivers (skip only if one is missing)
 NEEDS = {
-    "01_predict_quickstart.ipynb": ["api.main", "molprop.inference.domain", "httpx", "uvicorn"],
-    "02_finetune_inhouse_assay.ipynb": ["molprop.pipelines.finetune"],
+    "01_predict_quickstart.ipynb": ["api.main", "molprop.artifact.domain", "httpx", "uvicorn"],
+    "02_finetune_inhouse_assay.ipynb": ["molprop.transfer.finetune"],
     "03_dft_to_gw_transfer.ipynb": [
         "molprop.transfer.fidelity_split",
-        "molprop.pipelines.pretrain",
+        "molprop.transfer.pretrain",
     ],
     "04_3d_and_crystals.ipynb": ["molprop.featurize.graph3d", "molprop.chem.structures"],
 }
@@ -42,10 +42,15 @@ def kernel_path(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("jupyter")
     spec = root / "kernels" / KERNEL
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "molprop (test)", "language": "python",
-    }))  # fmt: skip
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "molprop (test)",
+                "language": "python",
+            }
+        )
+    )
     return root
 
 
@@ -77,8 +82,9 @@ def test_notebook_runs(name: str, kernel_path: Path, monkeypatch, tmp_path) -> N
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebooks' scratch folders go here
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    client = nbclient.NotebookClient(nb, kernel_name=KERNEL, timeout=CELL_TIMEOUT,
-                                     resources={"metadata": {"path": str(REPO)}})  # fmt: skip
+    client = nbclient.NotebookClient(
+        nb, kernel_name=KERNEL, timeout=CELL_TIMEOUT, resources={"metadata": {"path": str(REPO)}}
+    )
     client.execute()  # raises CellExecutionError on the first failing cell
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not any(o.get("output_type") == "error" for o in outputs)

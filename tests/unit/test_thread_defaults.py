@@ -12,19 +12,32 @@ import pytest
 
 
 def _libgomp_spincount(code: str, **env: str) -> str:
-    run_env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    run_env = {
+        k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+    }
     run_env.update(OMP_DISPLAY_ENV="VERBOSE", **env)
-    res = subprocess.run([sys.executable, "-c", code], env=run_env, capture_output=True,
-                         text=True, timeout=120, check=True)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     lines = [x for x in res.stderr.splitlines() if "GOMP_SPINCOUNT" in x]
     if not lines:
         pytest.skip("torch does not use libgomp here")
     return lines[0].split("=", 1)[1].strip().strip("'")
 
 
-@pytest.mark.parametrize("code", ["import molprop, torch",
-                                  "from molprop.inference import Predictor",
-                                  "from molprop.cli.main import main; import torch"])  # fmt: skip
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import molprop, torch",
+        "from molprop.inference import Predictor",
+        "from molprop.cli.main import main; import torch",
+    ],
+)
 def test_molprop_first_means_passive_openmp_threads(code: str) -> None:
     assert _libgomp_spincount(code) == "0"
 

@@ -10,4 +10,6 @@ from __future__ import annotations
 
 
 def __getattr__(name: str):
-    raise ImportError(f"cuik_molmaker is not installed (benchmark shim); attribute {name!r} unavailable")
+    raise ImportError(
+        f"cuik_molmaker is not installed (benchmark shim); attribute {name!r} unavailable"
+    )

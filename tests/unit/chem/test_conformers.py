@@ -21,7 +21,7 @@ RING_150 = "C1" + "C" * 148 + "C1"
 
 _CODE = """
 import json, sys
-from molprop.data.table import featurize_rows
+from molprop.io.table import featurize_rows
 from molprop.featurize.graph3d import Graph3DFeaturizer
 items = featurize_rows(sys.argv[1:], Graph3DFeaturizer().from_smiles)
 print(json.dumps([[type(i).__name__, str(i) if isinstance(i, Exception) else i.n_nodes]
@@ -33,8 +33,13 @@ def _featurize_3d(smiles: list[str], env: dict[str, str], limit_s: float = 90.0)
     """3D-featurise ``smiles`` in a fresh process -> [[type name, error or node count], ...]."""
     run_env = {**os.environ, "OMP_NUM_THREADS": "1", **env}
     try:
-        res = subprocess.run([sys.executable, "-c", _CODE, *smiles], env=run_env,
-                             capture_output=True, text=True, timeout=limit_s)  # fmt: skip
+        res = subprocess.run(
+            [sys.executable, "-c", _CODE, *smiles],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=limit_s,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"3D embedding did not return within {limit_s:.0f} s")
     assert res.returncode == 0, res.stderr[-2000:]
@@ -68,9 +73,14 @@ def test_cap_is_read_from_the_environment(monkeypatch):
     assert embed_molecule("c1ccccc1").numbers.tolist().count(6) == 6
 
 
-@pytest.mark.parametrize("name, value", [("MOLPROP_CONFORMER_TIMEOUT", "ten"),
-                                         ("MOLPROP_CONFORMER_TIMEOUT", "-1"),
-                                         ("MOLPROP_CONFORMER_MAX_ATOMS", "0")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("MOLPROP_CONFORMER_TIMEOUT", "ten"),
+        ("MOLPROP_CONFORMER_TIMEOUT", "-1"),
+        ("MOLPROP_CONFORMER_MAX_ATOMS", "0"),
+    ],
+)
 def test_bad_limit_settings_are_config_errors(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError, match=name):

@@ -35,8 +35,9 @@ def test_small_preset_sets_its_values():
 
 
 def test_explicit_flags_override_the_preset():
-    model, train = _resolve("--preset", "small", "--hidden-dim", "96", "--lr", "2e-4",
-                            "--dropout", "0.2")  # fmt: skip
+    model, train = _resolve(
+        "--preset", "small", "--hidden-dim", "96", "--lr", "2e-4", "--dropout", "0.2"
+    )
     assert model["hidden_dim"] == 96 and model["dropout"] == 0.2 and train.lr == 2e-4
     assert model["heads"] == PRESETS["small"]["model"]["heads"]  # the rest still from the preset
     assert train.batch_size == PRESETS["small"]["train"]["batch_size"]
@@ -53,8 +54,21 @@ def test_ema_epochs_flag_reaches_train_and_transfer_configs():
     assert _resolve()[1].ema_epochs == TrainConfig.ema_epochs
     assert _resolve("--ema-epochs", "0")[1].ema_epochs == 0.0
     parser = build_parser()
-    base = ["transfer-benchmark", "--data", "x.csv", "--low-column", "a", "--high-column", "b",
-            "--high-sizes", "10", "5", "5", "--out", "o"]  # fmt: skip
+    base = [
+        "transfer-benchmark",
+        "--data",
+        "x.csv",
+        "--low-column",
+        "a",
+        "--high-column",
+        "b",
+        "--high-sizes",
+        "10",
+        "5",
+        "5",
+        "--out",
+        "o",
+    ]
     pre, fine = train_configs(parser.parse_args(base))
     assert pre.ema_epochs == fine.ema_epochs == TrainConfig.ema_epochs
     pre, fine = train_configs(parser.parse_args(base + ["--ema-epochs", "0", "--dropout", "0.1"]))

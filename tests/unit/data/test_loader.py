@@ -26,8 +26,10 @@ def test_shuffled_batches_change_each_epoch_but_cover_everything():
     assert [b[:3] for b in e1] != [b[:3] for b in e2]
     # padding waste is far below a random batching's
     rand = np.random.default_rng(0).permutation(500).reshape(-1, 20)
+
     def waste(bs):
         return sum(len(b) * sizes[b].max() - sizes[b].sum() for b in bs)
+
     assert waste(e1) < 0.5 * waste([r.tolist() for r in rand])
 
 

@@ -18,7 +18,7 @@ from molprop.featurize.gaussian import cosine_cutoff, gaussian_basis
 from molprop.featurize.graph3d import Graph3DFeaturizer
 from molprop.featurize.radius import molecule_neighbors
 from molprop.models.config import ModelConfig
-from molprop.pipelines.training import build_model
+from molprop.training.fit import build_model
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 QM9 = DATA / "qm9" / "qm9_3d_shuffled_part01of18.extxyz.gz"
@@ -81,16 +81,25 @@ def _random_rotation(rng: np.random.Generator) -> np.ndarray:
 
 
 def _moved(s: Structure3D, rot: np.ndarray, shift: np.ndarray, perm: np.ndarray) -> Structure3D:
-    return Structure3D(numbers=s.numbers[perm], pos=(s.pos @ rot.T + shift)[perm], cell=s.cell,
-                       pbc=s.pbc)  # fmt: skip
+    return Structure3D(
+        numbers=s.numbers[perm], pos=(s.pos @ rot.T + shift)[perm], cell=s.cell, pbc=s.pbc
+    )
 
 
 @pytest.mark.parametrize("token_kind", ["esa", "nsa"])
 def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind):
     feat = Graph3DFeaturizer(num_gaussians=16, max_neighbors=8, atom_gaussians=True)
-    config = ModelConfig(node_dim=feat.node_dim, edge_dim=feat.edge_dim, n_tasks=2,
-                         token_kind=token_kind, hidden_dim=16, heads=2, layers="MSMP S",
-                         num_seeds=4, head_hidden=16)  # fmt: skip
+    config = ModelConfig(
+        node_dim=feat.node_dim,
+        edge_dim=feat.edge_dim,
+        n_tasks=2,
+        token_kind=token_kind,
+        hidden_dim=16,
+        heads=2,
+        layers="MSMP S",
+        num_seeds=4,
+        head_hidden=16,
+    )
     model = build_model(config, 0).eval()
     rng = np.random.default_rng(0)
 
@@ -99,12 +108,15 @@ def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind):
             return model(collate_graphs([feat(s) for s in structures])).numpy()
 
     base = predict(qm9_molecules)
-    moved = [_moved(s, _random_rotation(rng), rng.normal(size=3) * 10, rng.permutation(s.n_atoms))
-             for s in qm9_molecules]  # fmt: skip
+    moved = [
+        _moved(s, _random_rotation(rng), rng.normal(size=3) * 10, rng.permutation(s.n_atoms))
+        for s in qm9_molecules
+    ]
     np.testing.assert_allclose(predict(moved), base, atol=1e-4)
     # the model does see the geometry: stretching a molecule changes its prediction
-    stretched = [_moved(s, np.eye(3) * 1.15, np.zeros(3), np.arange(s.n_atoms))
-                 for s in qm9_molecules]  # fmt: skip
+    stretched = [
+        _moved(s, np.eye(3) * 1.15, np.zeros(3), np.arange(s.n_atoms)) for s in qm9_molecules
+    ]
     assert np.abs(predict(stretched) - base).max() > 1e-3
 
 

@@ -15,7 +15,8 @@ from molprop.featurize import radius
 from molprop.featurize.graph3d import Graph3DFeaturizer
 from molprop.featurize.radius import periodic_neighbors
 from molprop.models.config import ModelConfig, TaskConfig
-from molprop.pipelines.training import build_model, predict_targets
+from molprop.models.predict import predict_targets
+from molprop.training.fit import build_model
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 
@@ -37,8 +38,9 @@ def brute_force(s: Structure3D, cutoff: float) -> dict[tuple[int, int, int, int,
     enough images: the image range covers the cutoff through each cell face."""
     cell = s.cell
     volume = abs(np.linalg.det(cell))
-    heights = [volume / np.linalg.norm(np.cross(cell[(k + 1) % 3], cell[(k + 2) % 3]))
-               for k in range(3)]  # fmt: skip
+    heights = [
+        volume / np.linalg.norm(np.cross(cell[(k + 1) % 3], cell[(k + 2) % 3])) for k in range(3)
+    ]
     # positions may sit slightly outside the cell: one extra image each way
     reach = [int(np.ceil(cutoff / h)) + 1 if s.pbc[k] else 0 for k, h in enumerate(heights)]
     out = {}
@@ -59,8 +61,10 @@ def test_neighbour_list_matches_brute_force(name, structure, search, monkeypatch
     monkeypatch.setattr(radius, "BRUTE_FORCE_PAIRS", 10**12 if search == "direct" else 0)
     cutoff = 6.0
     nl = periodic_neighbors(structure.pos, structure.cell, structure.pbc, cutoff)
-    got = {(int(i), int(j), *map(int, s)): float(d)
-           for i, j, s, d in zip(nl.src, nl.dst, nl.image, nl.dist, strict=True)}  # fmt: skip
+    got = {
+        (int(i), int(j), *map(int, s)): float(d)
+        for i, j, s, d in zip(nl.src, nl.dst, nl.image, nl.dist, strict=True)
+    }
     want = brute_force(structure, cutoff)
     assert len(want) > 0
     assert set(got) == set(want)
@@ -80,8 +84,10 @@ def test_atoms_outside_the_cell_keep_their_bond_vectors():
     """Moving atoms by lattice vectors (unwrapped coordinates) changes the image offsets, not
     the neighbours: the same bond vectors, through the direct search and through ASE's."""
     _, s = CRYSTALS[0]
-    moved = s.pos + np.array([[2, -1, 0], [0, 0, 3], [-2, 1, 1]] * (s.n_atoms // 3 + 1))[
-        : s.n_atoms] @ s.cell  # fmt: skip
+    moved = (
+        s.pos
+        + np.array([[2, -1, 0], [0, 0, 3], [-2, 1, 1]] * (s.n_atoms // 3 + 1))[: s.n_atoms] @ s.cell
+    )
     for limit in (10**12, 0):
         radius.BRUTE_FORCE_PAIRS, saved = limit, radius.BRUTE_FORCE_PAIRS
         try:
@@ -103,15 +109,15 @@ def test_face_atoms_find_image_neighbours():
     assert np.any(np.linalg.norm(shifts, axis=1) > 1.0)  # neighbours across the a-face
     # without PBC the same atom loses those neighbours
     flat = Structure3D(slab.numbers, slab.pos, slab.cell, np.zeros(3, bool))
-    assert (Graph3DFeaturizer(max_neighbors=None, cutoff=6.0)(flat).edge_index[0] == face).sum() \
-        < out_edges.sum()
+    assert (
+        Graph3DFeaturizer(max_neighbors=None, cutoff=6.0)(flat).edge_index[0] == face
+    ).sum() < out_edges.sum()
 
 
 def _supercell(s: Structure3D, reps: tuple[int, int, int]) -> Structure3D:
     import ase
 
-    atoms = ase.Atoms(numbers=s.numbers, positions=s.pos, cell=s.cell, pbc=s.pbc,
-                      tags=s.tags)  # fmt: skip
+    atoms = ase.Atoms(numbers=s.numbers, positions=s.pos, cell=s.cell, pbc=s.pbc, tags=s.tags)
     atoms.arrays["fixed"] = s.fixed.astype(int)
     return from_ase(atoms.repeat(reps))
 
@@ -122,25 +128,36 @@ def test_supercell_same_per_atom_and_four_times_total(token_kind):
     # cutoff below half the shortest lattice vector: no atom pair is linked through two images,
     # so the 2x2x1 graph is an exact 4-fold cover of the cell graph (smaller cells are exact
     # through the masks' image multiplicities: tests/unit/models/test_invariance.py)
-    feat = Graph3DFeaturizer(cutoff=4.0, max_neighbors=8, num_gaussians=16, tags=True,
-                             fixed=True, atom_gaussians=True)  # fmt: skip
+    feat = Graph3DFeaturizer(
+        cutoff=4.0, max_neighbors=8, num_gaussians=16, tags=True, fixed=True, atom_gaussians=True
+    )
     cell_graph, super_graph = feat(slab), feat(_supercell(slab, (2, 2, 1)))
     pairs = set(zip(*cell_graph.edge_index.tolist(), strict=True))
     assert len(pairs) == cell_graph.n_edges
     assert super_graph.n_nodes == 4 * cell_graph.n_nodes
 
     def totals(size_path: bool) -> np.ndarray:
-        config = ModelConfig(node_dim=feat.node_dim, edge_dim=feat.edge_dim, n_tasks=1,
-                             token_kind=token_kind, hidden_dim=16, heads=2, layers="MSMP S",
-                             num_seeds=4, head_hidden=16, size_path=size_path)  # fmt: skip
+        config = ModelConfig(
+            node_dim=feat.node_dim,
+            edge_dim=feat.edge_dim,
+            n_tasks=1,
+            token_kind=token_kind,
+            hidden_dim=16,
+            heads=2,
+            layers="MSMP S",
+            num_seeds=4,
+            head_hidden=16,
+            size_path=size_path,
+        )
         task = TaskConfig(("energy",), scaler_mean=(-3.0,), scaler_std=(0.5,), per_atom=True)
         model = build_model(config, 0).eval()
         return predict_targets([model], [cell_graph, super_graph], task)[0, :, 0]
 
     cell_total, super_total = totals(size_path=False)
     assert super_total == pytest.approx(4 * cell_total, rel=1e-4)
-    assert super_total / super_graph.n_nodes == pytest.approx(cell_total / cell_graph.n_nodes,
-                                                              rel=1e-4)  # fmt: skip
+    assert super_total / super_graph.n_nodes == pytest.approx(
+        cell_total / cell_graph.n_nodes, rel=1e-4
+    )
     # the size path (on by default for molecules) would break this invariance
     cell_total, super_total = totals(size_path=True)
     assert abs(super_total - 4 * cell_total) > 1e-3 * abs(cell_total)

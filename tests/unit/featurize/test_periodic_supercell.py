@@ -109,8 +109,9 @@ def brute_esa_multiplicity(src, dst, img) -> np.ndarray:
     for q in range(L):
         q_atoms = np.concatenate([instance(src[q], np.zeros(3, int)), instance(dst[q], img[q])])
         for k in range(L):
-            shares = (np.isin(instance(src[k], box), q_atoms)
-                      | np.isin(instance(dst[k], box + img[k]), q_atoms))  # fmt: skip
+            shares = np.isin(instance(src[k], box), q_atoms) | np.isin(
+                instance(dst[k], box + img[k]), q_atoms
+            )
             if k == q:
                 shares &= box.any(axis=1)  # not the query edge itself
             out[q, k] = int(shares.sum())
@@ -164,8 +165,16 @@ def test_zero_shifts_give_the_molecular_masks():
 def test_image_ids_identify_equal_and_opposite_shifts(longest):
     from molprop.nn.edge_sets import _image_ids
 
-    shift = torch.tensor([[1.25, -3.5, 0.0], [1.25, -3.5, 0.0], [-1.25, 3.5, 0.0], [0.0, 0.0, 0.0],
-                          [longest, 0.0, 2.0], [-longest, 0.0, -2.0]])  # fmt: skip
+    shift = torch.tensor(
+        [
+            [1.25, -3.5, 0.0],
+            [1.25, -3.5, 0.0],
+            [-1.25, 3.5, 0.0],
+            [0.0, 0.0, 0.0],
+            [longest, 0.0, 2.0],
+            [-longest, 0.0, -2.0],
+        ]
+    )
     sid, nid, zero = _image_ids(shift)
     assert sid[0] == sid[1] and sid[0] == nid[2] and nid[0] == sid[2] and sid[0] != sid[2]
     assert sid[4] == nid[5] and sid[4] != sid[5] and sid[3] == nid[3]

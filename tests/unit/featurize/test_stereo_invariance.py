@@ -70,8 +70,9 @@ def chiral(data_dir) -> list[str]:
 def raw_chiral_tag(atom: Chem.Atom) -> str:
     """The planted bug: the order-relative CW/CCW tag, mapped onto the R/S slots."""
     tag = atom.GetChiralTag()
-    return {Chem.ChiralType.CHI_TETRAHEDRAL_CW: "R",
-            Chem.ChiralType.CHI_TETRAHEDRAL_CCW: "S"}.get(tag, atom_stereo(atom))  # fmt: skip
+    return {Chem.ChiralType.CHI_TETRAHEDRAL_CW: "R", Chem.ChiralType.CHI_TETRAHEDRAL_CCW: "S"}.get(
+        tag, atom_stereo(atom)
+    )
 
 
 def feature_mismatches(molecules: list[str]) -> int:
@@ -86,7 +87,9 @@ def feature_mismatches(molecules: list[str]) -> int:
             h = F.from_smiles(text)
             same = np.array_equal(h.x, g.x[origin])
             for k, (i, j) in enumerate(h.edge_index.T):
-                same = same and np.array_equal(h.edge_attr[k], g.edge_attr[edges[origin[i], origin[j]]])
+                same = same and np.array_equal(
+                    h.edge_attr[k], g.edge_attr[edges[origin[i], origin[j]]]
+                )
             if not same:
                 bad += 1
                 break
@@ -117,8 +120,16 @@ def test_stereo_still_tells_enantiomers_and_ez_isomers_apart():
 
 def tiny_model(kind: str) -> MolPropModel:
     torch.manual_seed(0)
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, token_kind=kind,
-                      hidden_dim=32, heads=4, num_seeds=4, layers="MSMP S")  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=1,
+        token_kind=kind,
+        hidden_dim=32,
+        heads=4,
+        num_seeds=4,
+        layers="MSMP S",
+    )
     return MolPropModel(cfg).eval()
 
 
@@ -147,8 +158,11 @@ def test_shipped_model_gives_the_same_answer_for_rewritten_molecules(chiral):
 
     predictor = Predictor.from_pretrained("solubility")
     rng = random.Random(2)
-    rows = [(i, t) for i, smi in enumerate(chiral[:30])
-            for t in [smi] + [rewrite(smi, rng)[0] for _ in range(N_RENUMBERINGS)]]  # fmt: skip
+    rows = [
+        (i, t)
+        for i, smi in enumerate(chiral[:30])
+        for t in [smi] + [rewrite(smi, rng)[0] for _ in range(N_RENUMBERINGS)]
+    ]
     frame = predictor.predict([t for _, t in rows])
     assert (frame["status"] == "ok").all()
     values = frame[predictor.target_names[0]].to_numpy()

@@ -22,10 +22,19 @@ def test_importing_inference_does_not_import_lightning():
 
 def test_predict_targets_scales_back_and_multiplies_per_atom_totals():
     g = [Graph2DFeaturizer().from_smiles(s) for s in ("CCO", "c1ccccc1")]
-    model = MolPropModel(ModelConfig(node_dim=g[0].x.shape[1], edge_dim=g[0].edge_attr.shape[1],
-                                     n_tasks=1, hidden_dim=16, heads=2, num_seeds=4))
+    model = MolPropModel(
+        ModelConfig(
+            node_dim=g[0].x.shape[1],
+            edge_dim=g[0].edge_attr.shape[1],
+            n_tasks=1,
+            hidden_dim=16,
+            heads=2,
+            num_seeds=4,
+        )
+    )
     plain = predict_targets([model], g, TaskConfig(("y",), scaler_mean=(1.0,), scaler_std=(2.0,)))
-    per_atom = predict_targets([model], g, TaskConfig(("y",), scaler_mean=(1.0,), scaler_std=(2.0,),
-                                                      per_atom=True))
+    per_atom = predict_targets(
+        [model], g, TaskConfig(("y",), scaler_mean=(1.0,), scaler_std=(2.0,), per_atom=True)
+    )
     assert plain.shape == (1, 2, 1)
     np.testing.assert_allclose(per_atom[0, :, 0], plain[0, :, 0] * np.array([3.0, 6.0]), rtol=1e-5)

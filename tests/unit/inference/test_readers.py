@@ -85,8 +85,13 @@ def test_blank_lines_of_a_smi_file_are_rows(tmp_path: Path) -> None:
     path = tmp_path / "in.smi"
     path.write_text("CCO ethanol\n\nc1ccccc1O phenol\n  \nCC\n")
     got = rows(path)
-    assert got.values.tolist() == [["CCO", "ethanol"], ["", ""], ["c1ccccc1O", "phenol"],
-                                   ["", ""], ["CC", ""]]  # fmt: skip
+    assert got.values.tolist() == [
+        ["CCO", "ethanol"],
+        ["", ""],
+        ["c1ccccc1O", "phenol"],
+        ["", ""],
+        ["CC", ""],
+    ]
     assert len(got) == count_records(path)
 
 

@@ -19,8 +19,15 @@ F = Graph2DFeaturizer()
 def test_predictions_do_not_depend_on_the_token_budget(esol_frame, monkeypatch, kind):
     graphs = [F.from_smiles(s) for s in esol_frame["smiles"][:300]]
     torch.manual_seed(0)
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, token_kind=kind,
-                      hidden_dim=32, heads=4, num_seeds=4)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=1,
+        token_kind=kind,
+        hidden_dim=32,
+        heads=4,
+        num_seeds=4,
+    )
     model = MolPropModel(cfg).eval()
     monkeypatch.setattr(predict_module, "CPU_MAX_TOKENS", 10**9)  # whole batches of 256
     whole = forward_members([model], graphs, device=torch.device("cpu"))

@@ -16,7 +16,8 @@ from molprop.featurize import Graph2DFeaturizer
 from molprop.featurize.graph3d import Graph3DFeaturizer
 from molprop.models.config import ModelConfig, TaskConfig
 from molprop.models.model import MolPropModel
-from molprop.pipelines.training import build_model, predict_targets
+from molprop.models.predict import predict_targets
+from molprop.training.fit import build_model
 
 F = Graph2DFeaturizer()
 SMALL = "CC(=O)Nc1ccc(O)cc1"
@@ -29,8 +30,16 @@ LARGE = [
 
 def model(kind: str, **kw) -> MolPropModel:
     torch.manual_seed(0)
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=2, token_kind=kind,
-                      hidden_dim=32, heads=4, num_seeds=4, **kw)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=2,
+        token_kind=kind,
+        hidden_dim=32,
+        heads=4,
+        num_seeds=4,
+        **kw,
+    )
     return MolPropModel(cfg).eval()
 
 
@@ -57,7 +66,9 @@ def test_padding_matters_if_it_were_unmasked():
 
     original = edge_sets.TokenSet.padding_mask
     try:
-        edge_sets.TokenSet.padding_mask = property(lambda self: torch.ones_like(self.valid)[:, None, :])
+        edge_sets.TokenSet.padding_mask = property(
+            lambda self: torch.ones_like(self.valid)[:, None, :]
+        )
         alone = predict(m, [SMALL])[0]
         with_large = predict(m, [SMALL, *LARGE])[0]
     finally:
@@ -103,8 +114,10 @@ def oxides():
 
 def graphs(frames, reps=(2, 2, 1), featurizer: Graph3DFeaturizer = F3D):
     """(cell graphs, supercell graphs) of ``frames``."""
-    return ([featurizer.from_structure(a) for a in frames],
-            [featurizer.from_structure(a.repeat(reps)) for a in frames])  # fmt: skip
+    return (
+        [featurizer.from_structure(a) for a in frames],
+        [featurizer.from_structure(a.repeat(reps)) for a in frames],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +129,18 @@ def supercell_errors(kind: str, cells, supers, copies=4, featurizer=F3D, **kw) -
     """supercell total / (copies x cell total) - 1 per cell, for a seeded random per-atom model
     (size path off, as for every periodic model); exactness must not depend on training. The
     default head width (256) passes attention errors on to the output as a trained model does."""
-    cfg = ModelConfig(node_dim=featurizer.node_dim, edge_dim=featurizer.edge_dim, n_tasks=1,
-                      token_kind=kind, hidden_dim=16, heads=2, layers="MSMP S", num_seeds=4,
-                      size_path=False, **kw)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=featurizer.node_dim,
+        edge_dim=featurizer.edge_dim,
+        n_tasks=1,
+        token_kind=kind,
+        hidden_dim=16,
+        heads=2,
+        layers="MSMP S",
+        num_seeds=4,
+        size_path=False,
+        **kw,
+    )
     m = build_model(cfg, 0).eval()
     totals = predict_targets([m], cells + supers, ENERGY)[0, :, 0]
     return totals[len(cells) :] / (copies * totals[: len(cells)]) - 1
@@ -137,8 +159,14 @@ def test_supercell_exact_with_learnable_basis_and_atom_gaussians(oxides):
     """Distances recomputed from float32 positions (learnable basis) and per-atom Gaussian sums
     keep the supercell exact too (a 3x1x2 supercell of every 10th cell)."""
     feat = Graph3DFeaturizer(atom_gaussians=True, num_gaussians=16)
-    err = supercell_errors("nsa", *graphs(oxides[::10], (3, 1, 2), feat), copies=6,
-                           featurizer=feat, learnable_rbf=8, rbf_cutoff=6.0)  # fmt: skip
+    err = supercell_errors(
+        "nsa",
+        *graphs(oxides[::10], (3, 1, 2), feat),
+        copies=6,
+        featurizer=feat,
+        learnable_rbf=8,
+        rbf_cutoff=6.0,
+    )
     assert np.abs(err).max() < 1e-5
 
 
@@ -170,8 +198,10 @@ def test_equivalent_cells_give_the_same_per_atom_value(kind, oxides):
     from ase.build import make_supercell
 
     frames = oxides[::15]
-    shapes = {"sheared": ([[1, 1, 0], [0, 1, 0], [0, 0, 1]], 1),
-              "rotated_x2": ([[1, 1, 0], [-1, 1, 0], [0, 0, 1]], 2)}  # fmt: skip
+    shapes = {
+        "sheared": ([[1, 1, 0], [0, 1, 0], [0, 0, 1]], 1),
+        "rotated_x2": ([[1, 1, 0], [-1, 1, 0], [0, 0, 1]], 2),
+    }
     cells = [F3D.from_structure(a) for a in frames]
     for matrix, copies in shapes.values():
         others = [F3D.from_structure(make_supercell(a, matrix)[::-1]) for a in frames]
@@ -181,13 +211,24 @@ def test_equivalent_cells_give_the_same_per_atom_value(kind, oxides):
 
 def test_crystal_prediction_does_not_depend_on_its_batch(oxides):
     """A small cell alone, batched with a molecule (zero image shifts) or with larger cells."""
-    cfg = ModelConfig(node_dim=F3D.node_dim, edge_dim=F3D.edge_dim, n_tasks=1, token_kind="esa",
-                      hidden_dim=16, heads=2, layers="MSMP S", num_seeds=4, size_path=False,
-                      learnable_rbf=4, rbf_cutoff=6.0)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F3D.node_dim,
+        edge_dim=F3D.edge_dim,
+        n_tasks=1,
+        token_kind="esa",
+        hidden_dim=16,
+        heads=2,
+        layers="MSMP S",
+        num_seeds=4,
+        size_path=False,
+        learnable_rbf=4,
+        rbf_cutoff=6.0,
+    )
     m = build_model(cfg, 0).eval()
     cell = F3D.from_structure(oxides[40])
-    molecule = F3D.from_structure(ase.Atoms("H2O", positions=[[0, 0, 0], [0.96, 0, 0],
-                                                               [-0.24, 0.93, 0]]))  # fmt: skip
+    molecule = F3D.from_structure(
+        ase.Atoms("H2O", positions=[[0, 0, 0], [0.96, 0, 0], [-0.24, 0.93, 0]])
+    )
     with torch.no_grad():
         alone = m(collate_graphs([cell])).numpy()[0]
         mixed = m(collate_graphs([molecule, cell, F3D.from_structure(oxides[150])])).numpy()

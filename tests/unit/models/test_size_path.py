@@ -18,7 +18,8 @@ from molprop.data.loader import GraphDataset
 from molprop.data.scaling import TargetScaler
 from molprop.featurize import Graph2DFeaturizer
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
-from molprop.pipelines.training import build_model, fit_member, predict_targets
+from molprop.models.predict import predict_targets
+from molprop.training.fit import build_model, fit_member
 
 F = Graph2DFeaturizer()
 
@@ -28,9 +29,18 @@ def _train_count_model(smiles, size_path: bool):
     y = np.asarray([[g.n_nodes] for g in graphs], dtype=float)
     scaler = TargetScaler.fit(y[:300])
     task = TaskConfig(("n_heavy",), "regression", ("atoms",), scaler.mean, scaler.std)
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, hidden_dim=32,
-                      heads=4, num_seeds=4, layers="MSP", head_hidden=64, size_path=size_path,
-                      dropout=0.0)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=1,
+        hidden_dim=32,
+        heads=4,
+        num_seeds=4,
+        layers="MSP",
+        head_hidden=64,
+        size_path=size_path,
+        dropout=0.0,
+    )
     train = GraphDataset(graphs[:300], scaler.transform(y[:300]))
     tc = TrainConfig(epochs=40, batch_size=32, lr=1e-3, patience=100)
     model, _ = fit_member(build_model(cfg, 0), train, None, tc, seed=0, progress=False)

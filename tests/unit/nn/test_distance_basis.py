@@ -9,7 +9,7 @@ from scipy.spatial.transform import Rotation
 
 from molprop.data import collate_graphs
 from molprop.featurize import Graph2DFeaturizer
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 from molprop.models.config import ModelConfig
 from molprop.models.model import MolPropModel
 from molprop.nn.distance_basis import LearnableGaussianBasis
@@ -19,8 +19,12 @@ def _graph(pos: np.ndarray) -> MolGraph:
     n = len(pos)
     src, dst = np.nonzero(np.linalg.norm(pos[:, None] - pos[None], axis=-1) < 3.0)
     keep = src != dst
-    return MolGraph(x=np.eye(n, 4, dtype=np.float32), edge_index=np.stack([src[keep], dst[keep]]),
-                    edge_attr=np.ones((int(keep.sum()), 2), np.float32), pos=pos.astype(np.float32))
+    return MolGraph(
+        x=np.eye(n, 4, dtype=np.float32),
+        edge_index=np.stack([src[keep], dst[keep]]),
+        edge_attr=np.ones((int(keep.sum()), 2), np.float32),
+        pos=pos.astype(np.float32),
+    )
 
 
 def test_basis_shape_cutoff_and_gradients():
@@ -37,8 +41,18 @@ def test_basis_shape_cutoff_and_gradients():
 def test_model_with_learnable_basis_is_rotation_invariant_and_uses_distances(kind):
     rng = np.random.default_rng(0)
     pos = rng.normal(scale=1.2, size=(6, 3))
-    cfg = ModelConfig(node_dim=4, edge_dim=2, n_tasks=1, token_kind=kind, hidden_dim=16,
-                      heads=2, num_seeds=2, layers="MSP", learnable_rbf=8, rbf_cutoff=3.0)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=4,
+        edge_dim=2,
+        n_tasks=1,
+        token_kind=kind,
+        hidden_dim=16,
+        heads=2,
+        num_seeds=2,
+        layers="MSP",
+        learnable_rbf=8,
+        rbf_cutoff=3.0,
+    )
     torch.manual_seed(0)
     model = MolPropModel(cfg).eval()
     rot = Rotation.from_euler("xyz", [0.3, 1.1, -0.7]).as_matrix()
@@ -52,7 +66,15 @@ def test_model_with_learnable_basis_is_rotation_invariant_and_uses_distances(kin
 
 def test_learnable_basis_needs_coordinates():
     f = Graph2DFeaturizer()
-    cfg = ModelConfig(node_dim=f.node_dim, edge_dim=f.edge_dim, n_tasks=1, hidden_dim=16,
-                      heads=2, num_seeds=2, layers="MSP", learnable_rbf=4)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=f.node_dim,
+        edge_dim=f.edge_dim,
+        n_tasks=1,
+        hidden_dim=16,
+        heads=2,
+        num_seeds=2,
+        layers="MSP",
+        learnable_rbf=4,
+    )
     with pytest.raises(ValueError, match="3D"):
         MolPropModel(cfg)(collate_graphs([f.from_smiles("CCO")]))

@@ -9,7 +9,7 @@ import torch
 from benchmarks.mask_reference import all_pairs_mask, reference_esa_mask
 from molprop.data import collate_graphs
 from molprop.featurize.graph2d import Graph2DFeaturizer
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 from molprop.nn.edge_sets import edge_token_set
 
 

@@ -7,11 +7,13 @@ import pytest
 import torch
 
 from molprop.data import collate_graphs
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 from molprop.nn.edge_sets import edge_token_set, node_token_set
 
 
-def random_graph(rng: np.random.Generator, n_nodes: int, n_edges: int, self_loops: bool) -> MolGraph:
+def random_graph(
+    rng: np.random.Generator, n_nodes: int, n_edges: int, self_loops: bool
+) -> MolGraph:
     src = rng.integers(0, n_nodes, n_edges)
     dst = rng.integers(0, n_nodes, n_edges)
     if not self_loops:
@@ -100,7 +102,11 @@ def test_mask_memory_is_per_graph_not_all_pairs():
     tokens = edge_token_set(collate_graphs(graphs))
     total = int(tokens.n_tokens.sum())
     assert tokens.structure_mask.numel() < total * total / 4
-    assert tokens.structure_mask.shape == (16, int(tokens.n_tokens.max()), int(tokens.n_tokens.max()))
+    assert tokens.structure_mask.shape == (
+        16,
+        int(tokens.n_tokens.max()),
+        int(tokens.n_tokens.max()),
+    )
 
 
 def test_pad_places_tokens_in_their_graph_slots():

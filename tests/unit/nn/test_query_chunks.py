@@ -18,8 +18,17 @@ SMILES = ["CCCCCCCCCCCCCCCCCCCC(=O)OCC(COC(=O)CCCCCCC)OC(=O)CCCCCCCCC", "c1ccccc
 def _run(kind: str, chunk: int, monkeypatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     monkeypatch.setattr(attention, "QUERY_CHUNK_ELEMENTS", chunk)
     torch.manual_seed(0)
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, token_kind=kind,
-                      hidden_dim=32, heads=4, num_seeds=4, layers="MSMP S", dropout=0.0)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=1,
+        token_kind=kind,
+        hidden_dim=32,
+        heads=4,
+        num_seeds=4,
+        layers="MSMP S",
+        dropout=0.0,
+    )
     model = MolPropModel(cfg).train()
     out = model(collate_graphs([F.from_smiles(s) for s in SMILES]))
     out.sum().backward()
@@ -31,8 +40,11 @@ def _run(kind: str, chunk: int, monkeypatch) -> tuple[torch.Tensor, dict[str, to
 def test_chunked_queries_equal_one_call(kind, monkeypatch) -> None:
     calls = []
     sdpa = torch.nn.functional.scaled_dot_product_attention
-    monkeypatch.setattr(attention.F, "scaled_dot_product_attention",
-                        lambda *a, **k: calls.append(a[0].shape[2]) or sdpa(*a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        attention.F,
+        "scaled_dot_product_attention",
+        lambda *a, **k: calls.append(a[0].shape[2]) or sdpa(*a, **k),
+    )
     whole, g_whole = _run(kind, 1 << 30, monkeypatch)
     n_whole = len(calls)
     chunked, g_chunked = _run(kind, 700, monkeypatch)  # a few query rows per call

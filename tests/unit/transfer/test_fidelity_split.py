@@ -26,8 +26,9 @@ def qm8_with_duplicates() -> pd.DataFrame:
 
 
 def test_inductive_split_catches_duplicates_written_differently(qm8_with_duplicates, tmp_path):
-    split = build_fidelity_split(qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2",
-                                 [100, 30, 60], "inductive", seed=3)  # fmt: skip
+    split = build_fidelity_split(
+        qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [100, 30, 60], "inductive", seed=3
+    )
     split.write(tmp_path)
     pretrain = pd.read_csv(tmp_path / "pretrain.csv")
     held = pd.concat([pd.read_csv(tmp_path / "val.csv"), pd.read_csv(tmp_path / "test.csv")])
@@ -41,8 +42,9 @@ def test_inductive_split_catches_duplicates_written_differently(qm8_with_duplica
 
 
 def test_leak_check_raises_when_a_test_molecule_is_pretrained(qm8_with_duplicates):
-    split = build_fidelity_split(qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2",
-                                 [100, 30, 60], "inductive", seed=0)  # fmt: skip
+    split = build_fidelity_split(
+        qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [100, 30, 60], "inductive", seed=0
+    )
     leaked = split.test.iloc[:1][["smiles", "inchikey"]].assign(e1_pbe0=1.0)
     split.pretrain = pd.concat([split.pretrain, leaked], ignore_index=True)
     with pytest.raises(DataError, match="inductive leak"):
@@ -50,8 +52,9 @@ def test_leak_check_raises_when_a_test_molecule_is_pretrained(qm8_with_duplicate
 
 
 def test_transductive_split_covers_every_molecule(qm8_with_duplicates):
-    split = build_fidelity_split(qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2",
-                                 [100, 30, 60], "transductive", seed=0)  # fmt: skip
+    split = build_fidelity_split(
+        qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [100, 30, 60], "transductive", seed=0
+    )
     pre = set(split.pretrain["inchikey"])
     for part in (split.train, split.val, split.test):
         assert set(part["inchikey"]) <= pre
@@ -64,14 +67,17 @@ def test_transductive_split_covers_every_molecule(qm8_with_duplicates):
 
 
 def test_modes_share_the_high_fidelity_partition(qm8_with_duplicates):
-    a = build_fidelity_split(qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [50, 10, 20],
-                             "transductive", seed=1)  # fmt: skip
-    b = build_fidelity_split(qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [50, 10, 20],
-                             "inductive", seed=1)  # fmt: skip
+    a = build_fidelity_split(
+        qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [50, 10, 20], "transductive", seed=1
+    )
+    b = build_fidelity_split(
+        qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [50, 10, 20], "inductive", seed=1
+    )
     for part in ("train", "val", "test"):
         assert set(getattr(a, part)["inchikey"]) == set(getattr(b, part)["inchikey"])
-    c = build_fidelity_split(qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [50, 10, 20],
-                             "inductive", seed=2)  # fmt: skip
+    c = build_fidelity_split(
+        qm8_with_duplicates, "smiles", "e1_pbe0", "e1_cc2", [50, 10, 20], "inductive", seed=2
+    )
     assert set(c.test["inchikey"]) != set(b.test["inchikey"])
 
 

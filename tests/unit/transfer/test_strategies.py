@@ -13,11 +13,11 @@ from molprop.errors import ArtifactError
 from molprop.featurize.graph2d import Graph2DFeaturizer
 from molprop.models.config import ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
-from molprop.pipelines.finetune import FinetuneRequest, run_finetune
-from molprop.pipelines.pretrain import run_pretrain
-from molprop.pipelines.train import TrainRequest
-from molprop.pipelines.training import fit_member
+from molprop.training.fit import fit_member
+from molprop.training.train import TrainRequest
 from molprop.transfer.datasets import qm8_e1_frame
+from molprop.transfer.finetune import FinetuneRequest, run_finetune
+from molprop.transfer.pretrain import run_pretrain
 from molprop.transfer.strategies import freeze_encoder, init_from_pretrained
 
 TINY = dict(hidden_dim=16, heads=2, layers="MSP", num_seeds=4, head_hidden=16)
@@ -32,22 +32,35 @@ def esol_graphs(esol_frame):
 
 def _model(graphs, n_extra: int = 0, dropout: float = 0.0) -> MolPropModel:
     g = graphs[0]
-    return MolPropModel(ModelConfig(node_dim=g.x.shape[1], edge_dim=g.edge_attr.shape[1], n_tasks=1,
-                                    n_extra=n_extra, dropout=dropout, **TINY))  # fmt: skip
+    return MolPropModel(
+        ModelConfig(
+            node_dim=g.x.shape[1],
+            edge_dim=g.edge_attr.shape[1],
+            n_tasks=1,
+            n_extra=n_extra,
+            dropout=dropout,
+            **TINY,
+        )
+    )
 
 
 def test_freeze_encoder_keeps_encoder_bit_identical(esol_graphs):
     graphs, y = esol_graphs
     pre = _model(graphs, dropout=0.2)
     state = {k: v.clone() for k, v in pre.state_dict().items()}
-    model = freeze_encoder(init_from_pretrained(pre.config, state, "test", fresh_head=False, seed=0))
+    model = freeze_encoder(
+        init_from_pretrained(pre.config, state, "test", fresh_head=False, seed=0)
+    )
     y = (y - y.mean()) / y.std()
-    fit_member(model, GraphDataset(graphs, y), None, TrainConfig(epochs=3, lr=1e-2), seed=0,
-               progress=False)  # fmt: skip
+    fit_member(
+        model, GraphDataset(graphs, y), None, TrainConfig(epochs=3, lr=1e-2), seed=0, progress=False
+    )
     after = model.state_dict()
     enc = [k for k in after if k.startswith("encoder.")]
     assert enc and all(torch.equal(after[k], state[k]) for k in enc)
-    assert any(not torch.equal(after[k], state[k]) for k in after if k.startswith(("readout.", "head.")))
+    assert any(
+        not torch.equal(after[k], state[k]) for k in after if k.startswith(("readout.", "head."))
+    )
     model.train()
     assert not model.encoder.training and model.head.training  # dropout off in the frozen part
 
@@ -61,8 +74,13 @@ def test_strict_key_mismatch_raises_naming_the_keys(esol_graphs):
     with pytest.raises(ArtifactError, match=missing.split(".", 1)[1]):
         init_from_pretrained(pre.config, bad, "x", fresh_head=True, seed=0)
     with pytest.raises(ArtifactError, match="encoder.extra_weight"):
-        init_from_pretrained(pre.config, {**state, "encoder.extra_weight": torch.zeros(1)}, "x",
-                             fresh_head=False, seed=0)  # fmt: skip
+        init_from_pretrained(
+            pre.config,
+            {**state, "encoder.extra_weight": torch.zeros(1)},
+            "x",
+            fresh_head=False,
+            seed=0,
+        )
     shape = {**state, missing: torch.zeros(3, 3, 3)}
     with pytest.raises(ArtifactError, match="shape mismatch"):
         init_from_pretrained(pre.config, shape, "x", fresh_head=False, seed=0)
@@ -78,8 +96,11 @@ def test_fresh_head_loads_encoder_and_readout_only(esol_graphs):
         if k.startswith(("encoder.", "readout.")):
             assert torch.equal(own[k], ref[k]), k
     assert own["head." + next(k.split(".", 1)[1] for k in own if k.startswith("head."))].shape != ()
-    assert any(own[k].shape != ref[k].shape or not torch.equal(own[k], ref[k])
-               for k in own if k.startswith("head."))  # fmt: skip
+    assert any(
+        own[k].shape != ref[k].shape or not torch.equal(own[k], ref[k])
+        for k in own
+        if k.startswith("head.")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +109,18 @@ def qm8_tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("qm8")
     frame = qm8_e1_frame().iloc[:160].reset_index(drop=True)
     frame.iloc[:100].to_csv(root / "pretrain.csv", index=False)
-    run_pretrain(TrainRequest(data=root / "pretrain.csv", smiles_column="smiles",
-                              target_columns=["e1_pbe0"], out=root / "pre", model=TINY,
-                              train=TrainConfig(epochs=2, lr=1e-3), progress=False), 0.0)  # fmt: skip
+    run_pretrain(
+        TrainRequest(
+            data=root / "pretrain.csv",
+            smiles_column="smiles",
+            target_columns=["e1_pbe0"],
+            out=root / "pre",
+            model=TINY,
+            train=TrainConfig(epochs=2, lr=1e-3),
+            progress=False,
+        ),
+        0.0,
+    )
     parts = {"train": frame.iloc[100:130], "val": frame.iloc[130:145], "test": frame.iloc[145:]}
     return root, parts
 
@@ -107,10 +137,20 @@ def _finetune(root, parts, mode: str, tag: str, poison: bool):
         paths[name] = root / f"{tag}_{name}.csv"
         part.to_csv(paths[name], index=False)
     out = root / tag
-    run_finetune(FinetuneRequest(pretrained=root / "pre", data=paths["train"], val_data=paths["val"],
-                                 test_data=paths["test"], target_columns=["e1_cc2"], out=out,
-                                 strategy="label-augment", mode=mode,
-                                 train=TrainConfig(epochs=1, lr=1e-3), progress=False))  # fmt: skip
+    run_finetune(
+        FinetuneRequest(
+            pretrained=root / "pre",
+            data=paths["train"],
+            val_data=paths["val"],
+            test_data=paths["test"],
+            target_columns=["e1_cc2"],
+            out=out,
+            strategy="label-augment",
+            mode=mode,
+            train=TrainConfig(epochs=1, lr=1e-3),
+            progress=False,
+        )
+    )
     return pd.read_json(out / "metrics.json")["test"]["ensemble"]["rmse"]
 
 

@@ -5,30 +5,31 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from molprop.artifact.config import ArtifactConfig, Provenance
+from molprop.artifact.domain import add_domain_to_artifact
+from molprop.artifact.store import save_artifact
 from molprop.data.loader import GraphDataset
 from molprop.data.scaling import TargetScaler
 from molprop.data.splits import Split, make_split
-from molprop.data.table import MoleculeTable, load_molecule_table
 from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.inference.domain import add_domain_to_artifact
-from molprop.models.artifact import save_artifact
-from molprop.models.config import ArtifactConfig, ModelConfig, TaskConfig, TrainConfig
+from molprop.io.table import MoleculeTable, load_molecule_table
+from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.model import MolPropModel
-from molprop.pipelines.training import (
+from molprop.models.predict import per_atom_counts
+from molprop.training.fit import (
     build_model,
     evaluate_split,
     fit_member,
     is_global_zero,
-    per_atom_counts,
-)  # fmt: skip
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +60,17 @@ def load_table(request: TrainRequest) -> MoleculeTable:
     featurizer = build_featurizer(request.featurizer)
     reader = getattr(featurizer, "load_table", None)
     if reader is not None:  # 3D featurisers read structure files (SDF, extxyz) themselves
-        return reader(request.data, request.smiles_column, request.target_columns,
-                      invalid=request.invalid)  # fmt: skip
+        return reader(
+            request.data, request.smiles_column, request.target_columns, invalid=request.invalid
+        )
     return load_molecule_table(
-        request.data, request.smiles_column, request.target_columns, featurizer.from_smiles,
-        invalid=request.invalid, progress=request.progress,
-    )  # fmt: skip
+        request.data,
+        request.smiles_column,
+        request.target_columns,
+        featurizer.from_smiles,
+        invalid=request.invalid,
+        progress=request.progress,
+    )
 
 
 def split_table(request: TrainRequest, table: MoleculeTable) -> Split:
@@ -73,8 +79,9 @@ def split_table(request: TrainRequest, table: MoleculeTable) -> Split:
         if table.frame is None or request.split_column not in table.frame.columns:
             raise DataError(f"split column {request.split_column!r} not found")
         column_values = table.frame[request.split_column].iloc[table.rows].tolist()
-    split = make_split(request.split_type, table.smiles, request.split_sizes,
-                       request.train.seed, column_values)  # fmt: skip
+    split = make_split(
+        request.split_type, table.smiles, request.split_sizes, request.train.seed, column_values
+    )
     if len(split.train) == 0:
         raise DataError("the training split is empty")
     return split
@@ -101,8 +108,14 @@ def make_task(request: TrainRequest, train_targets: np.ndarray) -> TaskConfig:
     else:
         scaler = TargetScaler.fit(train_targets)
     units = tuple(request.units) if request.units else ("",) * len(request.target_columns)
-    return TaskConfig(tuple(request.target_columns), request.task_type, units,
-                      scaler.mean, scaler.std, request.per_atom)  # fmt: skip
+    return TaskConfig(
+        tuple(request.target_columns),
+        request.task_type,
+        units,
+        scaler.mean,
+        scaler.std,
+        request.per_atom,
+    )
 
 
 def train_members(
@@ -124,8 +137,15 @@ def train_members(
         seed = cfg.seed + m
         log.info("training member %d/%d (seed %d)", m + 1, cfg.ensemble_size, seed)
         model = build_model(model_config, seed)
-        model, summary = fit_member(model, train_ds, val_ds if len(val_ds) else None, cfg, seed,
-                                    out / "logs" / f"member_{m}", progress)  # fmt: skip
+        model, summary = fit_member(
+            model,
+            train_ds,
+            val_ds if len(val_ds) else None,
+            cfg,
+            seed,
+            out / "logs" / f"member_{m}",
+            progress,
+        )
         members.append(model)
         summaries.append(summary)
     return members, summaries
@@ -161,11 +181,16 @@ def run_train(request: TrainRequest) -> dict:
         write_split(out, table, split)
     task = make_task(request, training_targets(table, request.per_atom)[split.train])
     g0 = table.graphs[0]
-    model_config = ModelConfig(node_dim=g0.x.shape[1], edge_dim=g0.edge_attr.shape[1],
-                               n_tasks=len(request.target_columns), task_type=request.task_type,
-                               **size_invariant_overrides(request, table))  # fmt: skip
-    members, summaries = train_members(model_config, table, split, task, request.train, out,
-                                       request.progress)  # fmt: skip
+    model_config = ModelConfig(
+        node_dim=g0.x.shape[1],
+        edge_dim=g0.edge_attr.shape[1],
+        n_tasks=len(request.target_columns),
+        task_type=request.task_type,
+        **size_invariant_overrides(request, table),
+    )
+    members, summaries = train_members(
+        model_config, table, split, task, request.train, out, request.progress
+    )
     metrics = evaluate_parts(members, table, split, task)
     if not is_global_zero():
         return metrics
@@ -176,14 +201,15 @@ def run_train(request: TrainRequest) -> dict:
         "n_rows_invalid": len(table.invalid),
         "split_sizes": {"train": len(split.train), "val": len(split.val), "test": len(split.test)},
     }
+    data = "<DataFrame>" if isinstance(request.data, pd.DataFrame) else str(request.data)
     artifact = ArtifactConfig(
         model=model_config,
         task=task,
-        featurizer=request.featurizer.to_dict(),
-        train=replace(request.train).to_dict(),
+        featurizer=request.featurizer,
+        train=request.train,
         n_members=len(members),
         name=request.name or out.name,
-        extra={"split_type": request.split_type, "data": str(request.data) if not isinstance(request.data, pd.DataFrame) else "<DataFrame>"},
+        provenance=Provenance(data=data, split_type=request.split_type),
     )
     save_artifact(out, artifact, members)
     if request.featurizer.kind == "2d":  # applicability domain over the training SMILES

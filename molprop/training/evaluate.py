@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from molprop.data.table import parse_target, read_table, require_columns
 from molprop.errors import DataError, InvalidInputError
 from molprop.inference.predictor import STATUS_OK, Predictor
-from molprop.pipelines.metrics import compute_metrics
+from molprop.io.table import parse_target, read_table, require_columns
+from molprop.training.metrics import compute_metrics
 
 
 def evaluate_file(

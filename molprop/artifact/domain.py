@@ -61,7 +61,9 @@ def fingerprints_and_sizes(
     return out, heavy
 
 
-def fingerprint_bits(smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS) -> np.ndarray:
+def fingerprint_bits(
+    smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS
+) -> np.ndarray:
     """SMILES -> (n, n_bits / 8) uint8 packed Morgan bits; an unparsable SMILES gives all zeros."""
     return fingerprints_and_sizes(smiles, radius, n_bits)[0]
 
@@ -115,7 +117,9 @@ class ApplicabilityDomain:
     heavy_atoms: tuple[int, int] | None = None
 
     @classmethod
-    def fit(cls, train_smiles: Sequence[str], percentile: float = PERCENTILE) -> ApplicabilityDomain:
+    def fit(
+        cls, train_smiles: Sequence[str], percentile: float = PERCENTILE
+    ) -> ApplicabilityDomain:
         """Fingerprint the training set and calibrate the threshold (see module docstring)."""
         fps, heavy = fingerprints_and_sizes(train_smiles)
         if len(fps) < 2:
@@ -124,8 +128,12 @@ class ApplicabilityDomain:
         if len(parsed) == 0:
             raise ArtifactError("no training SMILES of the applicability domain could be parsed")
         loo = tanimoto_max(fps, fps, exclude_self=True)
-        return cls(fps, float(np.percentile(loo, percentile)), percentile=percentile,
-                   heavy_atoms=(int(parsed.min()), int(parsed.max())))  # fmt: skip
+        return cls(
+            fps,
+            float(np.percentile(loo, percentile)),
+            percentile=percentile,
+            heavy_atoms=(int(parsed.min()), int(parsed.max())),
+        )
 
     def similarity(self, smiles: Sequence[str]) -> np.ndarray:
         """(n,) max Tanimoto similarity of each SMILES to the training set (0 if unparsable)."""
@@ -143,9 +151,14 @@ class ApplicabilityDomain:
 
     def save(self, directory: str | Path) -> Path:
         path = Path(directory) / DOMAIN_NAME
-        meta = {"radius": str(self.radius), "n_bits": str(self.n_bits),
-                "threshold": repr(self.threshold), "percentile": repr(self.percentile),
-                "n_train": str(len(self.fingerprints)), "metric": "max_tanimoto_morgan"}  # fmt: skip
+        meta = {
+            "radius": str(self.radius),
+            "n_bits": str(self.n_bits),
+            "threshold": repr(self.threshold),
+            "percentile": repr(self.percentile),
+            "n_train": str(len(self.fingerprints)),
+            "metric": "max_tanimoto_morgan",
+        }
         if self.heavy_atoms is not None:
             meta["heavy_atoms_min"], meta["heavy_atoms_max"] = map(str, self.heavy_atoms)
         save_file({"fingerprints": np.ascontiguousarray(self.fingerprints)}, str(path), meta)
@@ -166,17 +179,27 @@ class ApplicabilityDomain:
             if "heavy_atoms_min" in meta and "heavy_atoms_max" in meta:
                 heavy = (int(meta["heavy_atoms_min"]), int(meta["heavy_atoms_max"]))
             else:
-                log.info("%s has no heavy-atom range (written by an older molprop): in_domain "
-                         "uses the similarity criterion only; refit it with "
-                         "add_domain_to_artifact", path)  # fmt: skip
-            return cls(fps.astype(np.uint8), float(meta["threshold"]), int(meta["radius"]),
-                       int(meta["n_bits"]), float(meta.get("percentile", PERCENTILE)),
-                       heavy)  # fmt: skip
+                log.info(
+                    "%s has no heavy-atom range (written by an older molprop): in_domain "
+                    "uses the similarity criterion only; refit it with "
+                    "add_domain_to_artifact",
+                    path,
+                )
+            return cls(
+                fps.astype(np.uint8),
+                float(meta["threshold"]),
+                int(meta["radius"]),
+                int(meta["n_bits"]),
+                float(meta.get("percentile", PERCENTILE)),
+                heavy,
+            )
         except (KeyError, ValueError, OSError) as exc:
             raise ArtifactError(f"corrupt applicability domain {path}: {exc}") from exc
 
 
-def add_domain_to_artifact(directory: str | Path, train_smiles: Sequence[str] | None = None) -> Path:
+def add_domain_to_artifact(
+    directory: str | Path, train_smiles: Sequence[str] | None = None
+) -> Path:
     """Write ``domain.safetensors`` into an existing artifact.
 
     The training molecules are ``train_smiles`` or, by default, the ``train`` rows of the
@@ -190,6 +213,11 @@ def add_domain_to_artifact(directory: str | Path, train_smiles: Sequence[str] | 
         split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})
         train_smiles = split.loc[split["split"] == "train", "smiles"].tolist()
     domain = ApplicabilityDomain.fit(list(train_smiles))
-    log.info("applicability domain of %s: %d training molecules, threshold %.3f, heavy atoms "
-             "%s", directory, len(domain.fingerprints), domain.threshold, domain.heavy_atoms)  # fmt: skip
+    log.info(
+        "applicability domain of %s: %d training molecules, threshold %.3f, heavy atoms %s",
+        directory,
+        len(domain.fingerprints),
+        domain.threshold,
+        domain.heavy_atoms,
+    )
     return domain.save(directory)

@@ -64,14 +64,28 @@ class LitMolProp(L.LightningModule):
 
     def training_step(self, batch: GraphBatch, batch_idx: int) -> torch.Tensor:
         loss = self._loss(batch)
-        self.log("train_loss", loss, on_step=False, on_epoch=True, prog_bar=True,
-                 batch_size=batch.num_graphs, sync_dist=True)  # fmt: skip
+        self.log(
+            "train_loss",
+            loss,
+            on_step=False,
+            on_epoch=True,
+            prog_bar=True,
+            batch_size=batch.num_graphs,
+            sync_dist=True,
+        )
         return loss
 
     def validation_step(self, batch: GraphBatch, batch_idx: int) -> None:
         loss = self._loss(batch)
-        self.log("val_loss", loss, on_step=False, on_epoch=True, prog_bar=True,
-                 batch_size=batch.num_graphs, sync_dist=True)  # fmt: skip
+        self.log(
+            "val_loss",
+            loss,
+            on_step=False,
+            on_epoch=True,
+            prog_bar=True,
+            batch_size=batch.num_graphs,
+            sync_dist=True,
+        )
 
     # -- weight averaging ------------------------------------------------------------------
     @property

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from molprop.pipelines.metrics import compute_metrics, mcc, roc_auc
+from molprop.training.metrics import compute_metrics, mcc, roc_auc
 
 
 def test_regression_metrics_known_values():

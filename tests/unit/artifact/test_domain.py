@@ -10,13 +10,13 @@ import pytest
 from rdkit import Chem, DataStructs
 from rdkit.Chem import rdFingerprintGenerator
 
-from molprop.inference.domain import (
+from molprop.artifact.domain import (
     DOMAIN_NAME,
     ApplicabilityDomain,
     add_domain_to_artifact,
     fingerprint_bits,
     tanimoto_max,
-)  # fmt: skip
+)
 
 DATA = Path(__file__).resolve().parents[3] / "data" / "moleculenet" / "delaney_chemprop.csv.gz"
 
@@ -54,8 +54,9 @@ def test_fit_threshold_and_flags(esol_smiles: list[str]) -> None:
 
 def test_save_load_round_trip_and_absent(tmp_path: Path, esol_smiles: list[str]) -> None:
     assert ApplicabilityDomain.load(tmp_path) is None
-    pd.DataFrame({"row": range(80), "smiles": esol_smiles,
-                  "split": ["train"] * 60 + ["test"] * 20}).to_csv(tmp_path / "split.csv")  # fmt: skip
+    pd.DataFrame(
+        {"row": range(80), "smiles": esol_smiles, "split": ["train"] * 60 + ["test"] * 20}
+    ).to_csv(tmp_path / "split.csv")
     path = add_domain_to_artifact(tmp_path)
     assert path == tmp_path / DOMAIN_NAME
     loaded = ApplicabilityDomain.load(tmp_path)
@@ -75,11 +76,15 @@ def test_size_outside_the_training_range_is_not_in_domain(esol_smiles: list[str]
     chain = "C" * 999
     assert domain.similarity([chain])[0] == 1.0  # the fingerprint alone would accept it
     low, high = domain.heavy_atoms
-    flags = domain.in_domain([chain, "C" * high, "C" * (high + 1), "CCCCCCCCCCCCCC", "C" * (low - 1)])
+    flags = domain.in_domain(
+        [chain, "C" * high, "C" * (high + 1), "CCCCCCCCCCCCCC", "C" * (low - 1)]
+    )
     assert flags.tolist() == [False, True, False, True, False]
 
 
-def test_size_range_is_stored_and_old_files_still_load(tmp_path: Path, esol_smiles: list[str]) -> None:
+def test_size_range_is_stored_and_old_files_still_load(
+    tmp_path: Path, esol_smiles: list[str]
+) -> None:
     from safetensors import safe_open
     from safetensors.numpy import save_file
 

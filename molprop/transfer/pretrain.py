@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from molprop.errors import ConfigError
-from molprop.pipelines.train import TrainRequest, run_train
+from molprop.training.train import TrainRequest, run_train
 
 
 def pretrain_request(request: TrainRequest, holdout: float) -> TrainRequest:
@@ -14,8 +14,9 @@ def pretrain_request(request: TrainRequest, holdout: float) -> TrainRequest:
     0 < holdout < 1: that random fraction is held out for early stopping."""
     if not 0.0 <= holdout < 1.0:
         raise ConfigError(f"--holdout must be in [0, 1), got {holdout}")
-    return replace(request, split_type="random", split_sizes=(1.0 - holdout, holdout, 0.0),
-                   split_column=None)  # fmt: skip
+    return replace(
+        request, split_type="random", split_sizes=(1.0 - holdout, holdout, 0.0), split_column=None
+    )
 
 
 def run_pretrain(request: TrainRequest, holdout: float = 0.1) -> dict:

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from molprop.data.table import read_table
+from molprop.io.table import read_table
 from molprop.models.config import TrainConfig
-from molprop.pipelines.finetune import FinetuneRequest, run_finetune
-from molprop.pipelines.metrics import regression_metrics
-from molprop.pipelines.pretrain import run_pretrain
-from molprop.pipelines.train import TrainRequest, run_train
+from molprop.training.metrics import regression_metrics
+from molprop.training.train import TrainRequest, run_train
 from molprop.transfer.fidelity_split import MODES, build_fidelity_split
+from molprop.transfer.finetune import FinetuneRequest, run_finetune
+from molprop.transfer.pretrain import run_pretrain
 from molprop.transfer.strategies import STRATEGIES
 
 log = logging.getLogger(__name__)
@@ -63,14 +63,24 @@ def linear_correction(split_dir: Path, low: str, high: str) -> dict[str, float]:
 
 
 def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> dict:
-    return {"method": method, "mode": mode, "seed": seed, "rmse": test["rmse"], "mae": test["mae"],
-            "n_test": test.get("n", np.nan), "seconds": round(seconds, 1)}  # fmt: skip
+    return {
+        "method": method,
+        "mode": mode,
+        "seed": seed,
+        "rmse": test["rmse"],
+        "mae": test["mae"],
+        "n_test": test.get("n", np.nan),
+        "seconds": round(seconds, 1),
+    }
 
 
 def _test_metrics(metrics: dict, high: str) -> dict:
     ens = metrics["test"]["ensemble"]
-    return {"rmse": ens.get(f"rmse/{high}", ens["rmse"]), "mae": ens.get(f"mae/{high}", ens["mae"]),
-            "n": ens.get("n", np.nan)}  # fmt: skip
+    return {
+        "rmse": ens.get(f"rmse/{high}", ens["rmse"]),
+        "mae": ens.get(f"mae/{high}", ens["mae"]),
+        "n": ens.get("n", np.nan),
+    }
 
 
 def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
@@ -79,17 +89,27 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
     rows: list[dict] = []
     split_dirs = {}
     for mode in request.modes:
-        split = build_fidelity_split(request.data, request.smiles_column, low, high,
-                                     request.high_sizes, mode, seed)  # fmt: skip
+        split = build_fidelity_split(
+            request.data, request.smiles_column, low, high, request.high_sizes, mode, seed
+        )
         split_dirs[mode] = split.write(out / mode / "split")
     first = split_dirs[request.modes[0]]
     # high-fidelity only: same train/val/test molecules, trained from scratch
     t = time.perf_counter()
     parts = [read_table(first / f"{p}.csv").assign(split=p) for p in ("train", "val", "test")]
-    high_only = run_train(TrainRequest(
-        data=pd.concat(parts, ignore_index=True), smiles_column="smiles", target_columns=[high],
-        out=out / "high_only", split_type="column", split_column="split", model=request.model,
-        train=replace(request.finetune, seed=seed), progress=request.progress))  # fmt: skip
+    high_only = run_train(
+        TrainRequest(
+            data=pd.concat(parts, ignore_index=True),
+            smiles_column="smiles",
+            target_columns=[high],
+            out=out / "high_only",
+            split_type="column",
+            split_column="split",
+            model=request.model,
+            train=replace(request.finetune, seed=seed),
+            progress=request.progress,
+        )
+    )
     seconds = time.perf_counter() - t
     rows.append(_record("high-only", "-", seed, _test_metrics(high_only, high), seconds))
     if "transductive" in split_dirs:
@@ -98,20 +118,39 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
     for mode, split_dir in split_dirs.items():
         t = time.perf_counter()
         pre_dir = out / mode / "pretrained"
-        run_pretrain(TrainRequest(
-            data=split_dir / "pretrain.csv", smiles_column="smiles", target_columns=[low],
-            out=pre_dir, model=request.model, train=replace(request.pretrain, seed=seed),
-            progress=request.progress), request.pretrain_holdout)  # fmt: skip
+        run_pretrain(
+            TrainRequest(
+                data=split_dir / "pretrain.csv",
+                smiles_column="smiles",
+                target_columns=[low],
+                out=pre_dir,
+                model=request.model,
+                train=replace(request.pretrain, seed=seed),
+                progress=request.progress,
+            ),
+            request.pretrain_holdout,
+        )
         log.info("seed %d %s: pretrained in %.0f s", seed, mode, time.perf_counter() - t)
         for strategy in request.strategies:
             t = time.perf_counter()
-            metrics = run_finetune(FinetuneRequest(
-                pretrained=pre_dir, data=split_dir / "train.csv", val_data=split_dir / "val.csv",
-                test_data=split_dir / "test.csv", target_columns=[high], out=out / mode / strategy,
-                strategy=strategy, mode=mode, low_columns=[low],
-                train=replace(request.finetune, seed=seed), progress=request.progress))  # fmt: skip
-            rows.append(_record(strategy, mode, seed, _test_metrics(metrics, high),
-                                time.perf_counter() - t))  # fmt: skip
+            metrics = run_finetune(
+                FinetuneRequest(
+                    pretrained=pre_dir,
+                    data=split_dir / "train.csv",
+                    val_data=split_dir / "val.csv",
+                    test_data=split_dir / "test.csv",
+                    target_columns=[high],
+                    out=out / mode / strategy,
+                    strategy=strategy,
+                    mode=mode,
+                    low_columns=[low],
+                    train=replace(request.finetune, seed=seed),
+                    progress=request.progress,
+                )
+            )
+            rows.append(
+                _record(strategy, mode, seed, _test_metrics(metrics, high), time.perf_counter() - t)
+            )
             log.info("seed %d %s %s: %s", seed, mode, strategy, rows[-1])
     return rows
 
@@ -119,8 +158,13 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
     """Mean and sd over seeds per (method, mode), sorted by mean test RMSE."""
     g = results.groupby(["method", "mode"], sort=False)
-    table = g.agg(rmse_mean=("rmse", "mean"), rmse_sd=("rmse", "std"), mae_mean=("mae", "mean"),
-                  mae_sd=("mae", "std"), seeds=("seed", "nunique")).reset_index()  # fmt: skip
+    table = g.agg(
+        rmse_mean=("rmse", "mean"),
+        rmse_sd=("rmse", "std"),
+        mae_mean=("mae", "mean"),
+        mae_sd=("mae", "std"),
+        seeds=("seed", "nunique"),
+    ).reset_index()
     table = table.fillna({"rmse_sd": 0.0, "mae_sd": 0.0})
     return table.sort_values("rmse_mean").reset_index(drop=True)
 
@@ -129,8 +173,10 @@ def markdown_table(table: pd.DataFrame, units: str = "") -> str:
     u = f" ({units})" if units else ""
     lines = [f"| method | mode | test RMSE{u} | test MAE{u} | seeds |", "|---|---|---|---|---|"]
     for r in table.itertuples():
-        lines.append(f"| {r.method} | {r.mode} | {r.rmse_mean:.4f} ± {r.rmse_sd:.4f} | "
-                     f"{r.mae_mean:.4f} ± {r.mae_sd:.4f} | {r.seeds} |")  # fmt: skip
+        lines.append(
+            f"| {r.method} | {r.mode} | {r.rmse_mean:.4f} ± {r.rmse_sd:.4f} | "
+            f"{r.mae_mean:.4f} ± {r.mae_sd:.4f} | {r.seeds} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -144,8 +190,13 @@ def bar_chart(table: pd.DataFrame, path: Path, title: str, units: str = "") -> P
     labels = [m if mode == "-" else f"{m}\n({mode})" for m, mode in pairs]
     colours = {"-": "grey", "transductive": "tab:blue", "inductive": "tab:orange"}
     fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(table)), 4))
-    ax.bar(range(len(table)), table["rmse_mean"], yerr=table["rmse_sd"], capsize=3,
-           color=[colours.get(m, "tab:green") for m in table["mode"]])  # fmt: skip
+    ax.bar(
+        range(len(table)),
+        table["rmse_mean"],
+        yerr=table["rmse_sd"],
+        capsize=3,
+        color=[colours.get(m, "tab:green") for m in table["mode"]],
+    )
     ax.set_xticks(range(len(table)), labels, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel(f"test RMSE{f' ({units})' if units else ''}")
     ax.set_title(title)
@@ -167,13 +218,24 @@ def run_benchmark(request: BenchmarkRequest) -> pd.DataFrame:
     """Run every seed (results are rewritten after each), -> summary table."""
     out = Path(request.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "request.json").write_text(json.dumps({
-        "data": str(request.data), "low": request.low_column, "high": request.high_column,
-        "high_sizes": list(request.high_sizes), "seeds": list(request.seeds),
-        "strategies": list(request.strategies), "modes": list(request.modes),
-        "model": request.model, "pretrain": request.pretrain.to_dict(),
-        "finetune": request.finetune.to_dict(), "pretrain_holdout": request.pretrain_holdout,
-    }, indent=2))  # fmt: skip
+    (out / "request.json").write_text(
+        json.dumps(
+            {
+                "data": str(request.data),
+                "low": request.low_column,
+                "high": request.high_column,
+                "high_sizes": list(request.high_sizes),
+                "seeds": list(request.seeds),
+                "strategies": list(request.strategies),
+                "modes": list(request.modes),
+                "model": request.model,
+                "pretrain": request.pretrain.to_dict(),
+                "finetune": request.finetune.to_dict(),
+                "pretrain_holdout": request.pretrain_holdout,
+            },
+            indent=2,
+        )
+    )
     rows: list[dict] = []
     table = pd.DataFrame()
     title = f"{request.low_column} → {request.high_column}"

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from molprop.artifact.resolve import resolve_model, shipped_models_dir
+from molprop.artifact.store import load_config
 from molprop.errors import ArtifactError
-from molprop.inference.predictor import REPO_PRETRAINED, resolve_model
-from molprop.models.artifact import load_config
+
+REPO_PRETRAINED = shipped_models_dir()
 
 SHIPPED = REPO_PRETRAINED / "solubility"
 
@@ -30,20 +32,27 @@ def _decoy(where: Path) -> Path:
 def test_cwd_folder_named_like_a_shipped_model_does_not_shadow_it(in_tmp_cwd: Path) -> None:
     decoy = _decoy(in_tmp_cwd)
     assert resolve_model("solubility") == SHIPPED
-    assert load_config(resolve_model("solubility")).task.target_names != \
-        load_config(decoy).task.target_names  # fmt: skip
+    assert (
+        load_config(resolve_model("solubility")).task.target_names
+        != load_config(decoy).task.target_names
+    )
     # the folder is still reachable, as a path
     assert resolve_model("./solubility") == Path("./solubility")
     assert resolve_model(Path("solubility")) == Path("solubility")
     assert resolve_model(str(decoy)) == decoy
-    assert load_config(resolve_model("./solubility")).task.target_names == \
-        load_config(resolve_model("lipophilicity")).task.target_names  # fmt: skip
+    assert (
+        load_config(resolve_model("./solubility")).task.target_names
+        == load_config(resolve_model("lipophilicity")).task.target_names
+    )
 
 
 def test_bare_name_not_in_model_dirs_is_not_taken_from_cwd(in_tmp_cwd: Path) -> None:
     shutil.copytree(REPO_PRETRAINED / "lipophilicity", in_tmp_cwd / "my_model")
-    with pytest.raises(ArtifactError, match=r"no model named 'my_model'.*pass it as a path: "
-                                            r"\./my_model"):  # fmt: skip
+    with pytest.raises(
+        ArtifactError,
+        match=r"no model named 'my_model'.*pass it as a path: "
+        r"\./my_model",
+    ):
         resolve_model("my_model")
     assert resolve_model("./my_model") == Path("./my_model")
 
@@ -57,10 +66,20 @@ def test_model_dir_env_comes_first(in_tmp_cwd: Path, monkeypatch: pytest.MonkeyP
     assert resolve_model("bbb_penetration") == REPO_PRETRAINED / "bbb_penetration"
 
 
-@pytest.mark.parametrize("name", ["..", "../pretrained/solubility", "solubility/..",
-                                  "models/../solubility", ".hidden", "sol ubility"])  # fmt: skip
-def test_names_cannot_escape_the_model_dirs(in_tmp_cwd: Path, monkeypatch: pytest.MonkeyPatch,
-                                            name: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "..",
+        "../pretrained/solubility",
+        "solubility/..",
+        "models/../solubility",
+        ".hidden",
+        "sol ubility",
+    ],
+)
+def test_names_cannot_escape_the_model_dirs(
+    in_tmp_cwd: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
     """Strings that are not plain names are paths (relative to the cwd), never joined onto a
     model directory: ``MOLPROP_MODEL_DIR/../x`` cannot be reached through a name."""
     models = in_tmp_cwd / "models"

@@ -16,7 +16,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from molprop.errors import DataError, InvalidInputError
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,9 @@ def require_columns(frame: pd.DataFrame, columns: Sequence[str], path: object = 
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         where = path if isinstance(path, (str, Path)) else "table"
-        raise DataError(f"column(s) {missing} not found in {where}; available: {list(frame.columns)}")
+        raise DataError(
+            f"column(s) {missing} not found in {where}; available: {list(frame.columns)}"
+        )
 
 
 def parse_target(value: object, column: str) -> float:
@@ -161,8 +163,10 @@ def load_molecule_table(
                 if target_ok[i]:
                     issues.append(RowIssue(i, str(frame[smiles_column].iloc[i]), str(exc)))
                 target_ok[i] = False
-    smiles = [s if isinstance(s, str) else ("" if pd.isna(s) else str(s))
-              for s in frame[smiles_column].tolist()]  # fmt: skip
+    smiles = [
+        s if isinstance(s, str) else ("" if pd.isna(s) else str(s))
+        for s in frame[smiles_column].tolist()
+    ]
     graphs = featurize_rows(smiles, featurize, progress=progress)
     keep: list[int] = []
     for i, g in enumerate(graphs):
@@ -180,7 +184,9 @@ def load_molecule_table(
     if issues and invalid == "error":
         listing = "\n".join(i.describe() for i in issues[:20])
         more = f"\n... and {len(issues) - 20} more" if len(issues) > 20 else ""
-        raise DataError(f"{len(issues)} invalid row(s) (use --invalid skip to continue):\n{listing}{more}")
+        raise DataError(
+            f"{len(issues)} invalid row(s) (use --invalid skip to continue):\n{listing}{more}"
+        )
     if not keep:
         raise DataError(f"no valid rows in the table ({len(issues)} invalid)")
     idx = np.asarray(keep, dtype=np.int64)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from molprop.inference.domain import ApplicabilityDomain
-from molprop.models.artifact import load_config
+from molprop.artifact.domain import ApplicabilityDomain
+from molprop.artifact.store import load_config
 
 CARD_NAME = "card.md"
 REPO = Path(__file__).resolve().parents[2]
@@ -32,13 +32,18 @@ def _fmt(value: object) -> str:
 
 def metrics_table(test: dict, task_type: str) -> list[str]:
     """Markdown table of the test metrics: one row per member, then the ensemble."""
-    keys = ["roc_auc", "mcc", "accuracy"] if task_type == "classification" else ["rmse", "mae", "r2"]
+    keys = (
+        ["roc_auc", "mcc", "accuracy"] if task_type == "classification" else ["rmse", "mae", "r2"]
+    )
     lines = ["| model | " + " | ".join(keys) + " | n |", "|---" * (len(keys) + 2) + "|"]
     rows = [(f"member {i}", m) for i, m in enumerate(test.get("members", []))]
     rows.append(("**ensemble (mean)**", test["ensemble"]))
     for label, m in rows:
-        lines.append(f"| {label} | " + " | ".join(_fmt(m.get(k, "")) for k in keys)
-                     + f" | {m.get('n', '')} |")  # fmt: skip
+        lines.append(
+            f"| {label} | "
+            + " | ".join(_fmt(m.get(k, "")) for k in keys)
+            + f" | {m.get('n', '')} |"
+        )
     return lines
 
 
@@ -55,16 +60,19 @@ def domain_lines(directory: Path) -> list[str]:
     ]
     if domain.heavy_atoms is not None:
         low, high = domain.heavy_atoms
-        lines[0] += (f" It must also have {low}–{high} heavy atoms, the size range of the "
-                     "training molecules (fingerprints alone do not see size).")  # fmt: skip
+        lines[0] += (
+            f" It must also have {low}–{high} heavy atoms, the size range of the "
+            "training molecules (fingerprints alone do not see size)."
+        )
     split_path = directory / "split.csv"
     if split_path.exists():
         split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})
         test = split.loc[split["split"] == "test", "smiles"].tolist()
         if test:
             frac = float(domain.in_domain(test).mean())
-            lines.append(f"On the scaffold-split test set, {frac:.0%} of the molecules are in "
-                         "domain.")  # fmt: skip
+            lines.append(
+                f"On the scaffold-split test set, {frac:.0%} of the molecules are in domain."
+            )
     return lines
 
 
@@ -84,8 +92,11 @@ def write_card(
     task, model, train = config.task, config.model, config.train
     unit = ", ".join(u for u in task.units if u) or "(unitless)"
     sizes = metrics.get("training", {}).get("split_sizes", {})
-    output = ("probability of the positive class" if task.task_type == "classification"
-              else f"column `{', '.join(task.target_names)}` of the data, in {unit}")  # fmt: skip
+    output = (
+        "probability of the positive class"
+        if task.task_type == "classification"
+        else f"column `{', '.join(task.target_names)}` of the data, in {unit}"
+    )
     lines = [
         f"# {config.name}: {title}",
         "",
@@ -94,14 +105,14 @@ def write_card(
         "",
         "## Data and licence",
         "",
-        f"- Data: {data_source} (`{_shown_path(str(config.extra.get('data', '')))}`).",
+        f"- Data: {data_source} (`{_shown_path(config.provenance.data)}`).",
         f"- Licence: {licence}.",
         f"- Rows used: {metrics.get('training', {}).get('n_rows_valid', '?')} valid, "
         f"{metrics.get('training', {}).get('n_rows_invalid', '?')} rejected (unparsable SMILES).",
         "",
         "## Split",
         "",
-        f"Balanced Bemis–Murcko scaffold split (seed {train.get('seed', 0)}), no scaffold in two "
+        f"Balanced Bemis–Murcko scaffold split (seed {train.seed}), no scaffold in two "
         f"parts: train {sizes.get('train', '?')}, validation {sizes.get('val', '?')}, "
         f"test {sizes.get('test', '?')} molecules. The validation part is used for early "
         "stopping only; the test part is never seen in training.",
@@ -111,8 +122,8 @@ def write_card(
         f"Ensemble of {config.n_members} {model.token_kind.upper()} (edge set attention) members, "
         f"hidden {model.hidden_dim}, {model.heads} heads, layers `{model.layers}`, "
         f"{model.num_seeds} PMA seeds, size path {'on' if model.size_path else 'off'}; "
-        f"AdamW lr {train.get('lr')}, batch {train.get('batch_size')}, up to "
-        f"{train.get('epochs')} epochs with early stopping (patience {train.get('patience')}). "
+        f"AdamW lr {train.lr}, batch {train.batch_size}, up to "
+        f"{train.epochs} epochs with early stopping (patience {train.patience}). "
         "Reproduce with `make pretrained`.",
         "",
         "## Test metrics (scaffold-split test set)",

@@ -18,8 +18,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from molprop.artifact.config import ArtifactConfig
 from molprop.errors import ArtifactError
-from molprop.models.config import ArtifactConfig
 from molprop.models.model import MolPropModel
 
 CONFIG_NAME = "config.json"
@@ -30,7 +30,9 @@ def member_path(directory: Path, i: int) -> Path:
     return Path(directory) / "members" / str(i) / WEIGHTS_NAME
 
 
-def save_artifact(directory: str | Path, config: ArtifactConfig, members: Sequence[MolPropModel]) -> Path:
+def save_artifact(
+    directory: str | Path, config: ArtifactConfig, members: Sequence[MolPropModel]
+) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     if len(members) != config.n_members:

@@ -156,12 +156,15 @@ class EpochStateCheckpoint(Checkpoint):
 
     def restore(self, trainer: L.Trainer, lit: L.LightningModule) -> None:
         meta = json.loads((self.directory / STATE_JSON).read_text())
-        for key, now in (("train_config", self.train_config),
-                         ("model_config", lit.model.config.to_dict())):  # fmt: skip
+        for key, now in (
+            ("train_config", self.train_config),
+            ("model_config", lit.model.config.to_dict()),
+        ):
             if meta[key] != now:
                 diff = {k: (meta[key].get(k), v) for k, v in now.items() if meta[key].get(k) != v}
-                raise ConfigError(f"cannot resume from {self.directory}: settings differ "
-                                  f"(saved, now): {diff}")  # fmt: skip
+                raise ConfigError(
+                    f"cannot resume from {self.directory}: settings differ (saved, now): {diff}"
+                )
         tensors = load_file(str(self.directory / STATE_TENSORS))
         model_state = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
         lit.model.load_state_dict(model_state, strict=True)
@@ -177,8 +180,9 @@ class EpochStateCheckpoint(Checkpoint):
         lit.ema_norm = float(meta.get("ema_norm", 0.0))
         torch.set_rng_state(tensors["rng.torch"])
         name, pos, has_gauss, cached = meta["rng_numpy"]
-        np.random.set_state((name, tensors["rng.numpy"].numpy().astype(np.uint32), pos,
-                             has_gauss, cached))  # fmt: skip
+        np.random.set_state(
+            (name, tensors["rng.numpy"].numpy().astype(np.uint32), pos, has_gauss, cached)
+        )
         version, internal, gauss = meta["rng_python"]
         random.setstate((version, tuple(internal), gauss))
         epochs = int(meta["epochs_done"])

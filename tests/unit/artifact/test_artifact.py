@@ -7,25 +7,37 @@ import json
 import pytest
 import torch
 
+from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.store import load_config, load_members, save_artifact
 from molprop.data import collate_graphs
 from molprop.errors import ArtifactError, ConfigError
-from molprop.featurize import Graph2DFeaturizer
-from molprop.models.artifact import load_config, load_members, save_artifact
-from molprop.models.config import ArtifactConfig, ModelConfig, TaskConfig
+from molprop.featurize import FeaturizerConfig, Graph2DFeaturizer
+from molprop.models.config import ModelConfig, TaskConfig
 from molprop.models.model import MolPropModel
 
 F = Graph2DFeaturizer()
 
 
 def _artifact(tmp_path, n_members=2):
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, hidden_dim=16,
-                      heads=2, num_seeds=2, layers="MSP S")  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=1,
+        hidden_dim=16,
+        heads=2,
+        num_seeds=2,
+        layers="MSP S",
+    )
     members = []
     for s in range(n_members):
         torch.manual_seed(s)
         members.append(MolPropModel(cfg).eval())
-    art = ArtifactConfig(model=cfg, task=TaskConfig(("y",), "regression", ("u",), (1.0,), (2.0,)),
-                         featurizer={"kind": "2d", "params": {}}, n_members=n_members)  # fmt: skip
+    art = ArtifactConfig(
+        model=cfg,
+        task=TaskConfig(("y",), "regression", ("u",), (1.0,), (2.0,)),
+        featurizer=FeaturizerConfig(),
+        n_members=n_members,
+    )
     save_artifact(tmp_path, art, members)
     return members
 

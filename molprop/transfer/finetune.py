@@ -24,29 +24,26 @@ import numpy as np
 import pandas as pd
 from safetensors.torch import load_file
 
+from molprop.artifact.augment import PretrainedSource, fit_augmentation, raw_features, standardise
+from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
+from molprop.artifact.resolve import resolve_model
+from molprop.artifact.store import load_config, member_path, save_artifact
 from molprop.data.loader import GraphDataset
 from molprop.data.scaling import TargetScaler
-from molprop.data.table import MoleculeTable, parse_target
 from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.featurize import FeaturizerConfig
-from molprop.inference.predictor import resolve_model
-from molprop.models.artifact import load_config, member_path, save_artifact
-from molprop.models.config import ArtifactConfig, TrainConfig
-from molprop.pipelines.train import TrainRequest, load_table, make_task, split_table
-from molprop.pipelines.training import evaluate_split, fit_member
+from molprop.io.table import MoleculeTable, parse_target
+from molprop.models.config import TrainConfig
+from molprop.training.fit import evaluate_split, fit_member
+from molprop.training.train import TrainRequest, load_table, make_task, split_table
 from molprop.transfer.strategies import (
     AUGMENT_KIND,
-    PRETRAINED_SUBDIR,
-    Augmentation,
-    PretrainedSource,
     check_strategy,
     finetune_model_config,
-    fit_augmentation,
     freeze_encoder,
     init_from_pretrained,
     needs_fresh_head,
-    raw_features,
-)  # fmt: skip
+)
 
 log = logging.getLogger(__name__)
 MODES = ("transductive", "inductive")
@@ -87,17 +84,24 @@ class FinetuneData:
 
 
 def _table(request: FinetuneRequest, data, featurizer: FeaturizerConfig) -> MoleculeTable:
-    treq = TrainRequest(data=data, smiles_column=request.smiles_column,
-                        target_columns=request.target_columns, out=request.out,
-                        featurizer=featurizer, invalid=request.invalid, progress=request.progress)  # fmt: skip
+    treq = TrainRequest(
+        data=data,
+        smiles_column=request.smiles_column,
+        target_columns=request.target_columns,
+        out=request.out,
+        featurizer=featurizer,
+        invalid=request.invalid,
+        progress=request.progress,
+    )
     return load_table(treq)
 
 
 def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
     """(n, T_low) measured low-fidelity labels of the table's valid rows (NaN if blank)."""
     if table.frame is None or any(c not in table.frame.columns for c in columns):
-        raise DataError(f"label-augment (transductive) needs low-fidelity column(s) {columns} "
-                        "in every table")  # fmt: skip
+        raise DataError(
+            f"label-augment (transductive) needs low-fidelity column(s) {columns} in every table"
+        )
     out = np.full((len(table), len(columns)), np.nan)
     for j, col in enumerate(columns):
         for i, v in enumerate(table.frame[col].iloc[table.rows].tolist()):
@@ -109,21 +113,31 @@ def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
 
 
 def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
-    featurizer = FeaturizerConfig.from_dict(pre.featurizer)
+    featurizer = pre.featurizer
     train = _table(request, request.data, featurizer)
     if request.val_data is not None:
         parts = {"train": train, "val": _table(request, request.val_data, featurizer)}
         if request.test_data is not None:
             parts["test"] = _table(request, request.test_data, featurizer)
     else:
-        split = split_table(TrainRequest(data="", smiles_column=request.smiles_column,
-                                         target_columns=request.target_columns, out=request.out,
-                                         split_type=request.split_type,
-                                         split_sizes=request.split_sizes,
-                                         split_column=request.split_column, train=request.train),
-                            train)  # fmt: skip
-        parts = {"train": train.subset(split.train), "val": train.subset(split.val),
-                 "test": train.subset(split.test)}  # fmt: skip
+        split = split_table(
+            TrainRequest(
+                data="",
+                smiles_column=request.smiles_column,
+                target_columns=request.target_columns,
+                out=request.out,
+                split_type=request.split_type,
+                split_sizes=request.split_sizes,
+                split_column=request.split_column,
+                train=request.train,
+            ),
+            train,
+        )
+        parts = {
+            "train": train.subset(split.train),
+            "val": train.subset(split.val),
+            "test": train.subset(split.test),
+        }
     use_measured = request.strategy == "label-augment" and request.mode == "transductive"
     low_cols = request.low_columns or list(pre.task.target_names)
     low = {k: measured_low(t, low_cols) if use_measured else None for k, t in parts.items()}
@@ -149,9 +163,14 @@ def run_finetune(request: FinetuneRequest) -> dict:
     pre = load_config(pre_dir)
     data = load_parts(request, pre)
     train = data.parts["train"]
-    treq = TrainRequest(data="", smiles_column=request.smiles_column,
-                        target_columns=request.target_columns, out=out,
-                        task_type=request.task_type, units=request.units)  # fmt: skip
+    treq = TrainRequest(
+        data="",
+        smiles_column=request.smiles_column,
+        target_columns=request.target_columns,
+        out=out,
+        task_type=request.task_type,
+        units=request.units,
+    )
     task = make_task(treq, train.targets)  # the high-fidelity target's own scaler
     extra: dict[str, np.ndarray | None] = {k: None for k in data.parts}
     aug: Augmentation | None = None
@@ -160,10 +179,14 @@ def run_finetune(request: FinetuneRequest) -> dict:
         kind = AUGMENT_KIND[request.strategy]
         raw = {k: raw_features(kind, source, t.graphs, data.low[k]) for k, t in data.parts.items()}
         aug = fit_augmentation(kind, raw["train"])
-        extra = {k: aug.standardise(v) for k, v in raw.items()}
+        extra = {k: standardise(aug, v) for k, v in raw.items()}
     fresh = needs_fresh_head(request.strategy, pre, request.target_columns, request.task_type)
-    config = finetune_model_config(pre.model, len(request.target_columns), request.task_type,
-                                   0 if extra["train"] is None else extra["train"].shape[1])  # fmt: skip
+    config = finetune_model_config(
+        pre.model,
+        len(request.target_columns),
+        request.task_type,
+        0 if extra["train"] is None else extra["train"].shape[1],
+    )
     scaler = TargetScaler(task.scaler_mean, task.scaler_std)
 
     def dataset(part: str) -> GraphDataset:
@@ -181,25 +204,44 @@ def run_finetune(request: FinetuneRequest) -> dict:
         model = init_from_pretrained(config, load_file(str(src)), str(src), fresh, seed)
         if request.strategy == "freeze-encoder":
             freeze_encoder(model)
-        log.info("fine-tuning member %d/%d (%s, %s, fresh head: %s)", m + 1, cfg.ensemble_size,
-                 request.strategy, request.mode, fresh)  # fmt: skip
-        model, summary = fit_member(model, train_ds, val_ds, cfg, seed,
-                                    out / "logs" / f"member_{m}", request.progress)  # fmt: skip
+        log.info(
+            "fine-tuning member %d/%d (%s, %s, fresh head: %s)",
+            m + 1,
+            cfg.ensemble_size,
+            request.strategy,
+            request.mode,
+            fresh,
+        )
+        model, summary = fit_member(
+            model, train_ds, val_ds, cfg, seed, out / "logs" / f"member_{m}", request.progress
+        )
         members.append(model)
         summaries.append(summary)
-    metrics = {k: evaluate_split(members, t.graphs, t.targets, task, extra[k])
-               for k, t in data.parts.items()}  # fmt: skip
-    metrics["training"] = {"members": summaries, "fresh_head": fresh,
-                           "wall_seconds": round(time.perf_counter() - start, 1),
-                           "sizes": {k: len(t) for k, t in data.parts.items()}}  # fmt: skip
-    info = {"finetuned_from": str(pre_dir), "strategy": request.strategy, "mode": request.mode,
-            "fresh_head": fresh}  # fmt: skip
+    metrics = {
+        k: evaluate_split(members, t.graphs, t.targets, task, extra[k])
+        for k, t in data.parts.items()
+    }
+    metrics["training"] = {
+        "members": summaries,
+        "fresh_head": fresh,
+        "wall_seconds": round(time.perf_counter() - start, 1),
+        "sizes": {k: len(t) for k, t in data.parts.items()},
+    }
+    provenance = Provenance(
+        finetuned_from=str(pre_dir), strategy=request.strategy, mode=request.mode, fresh_head=fresh
+    )
     if aug is not None:
-        copy_pretrained(pre_dir, out / PRETRAINED_SUBDIR)
-        info["augment"] = aug.to_dict()
-    artifact = ArtifactConfig(model=config, task=task, featurizer=pre.featurizer,
-                              train=cfg.to_dict(), n_members=len(members),
-                              name=request.name or out.name, extra=info)  # fmt: skip
+        copy_pretrained(pre_dir, out / aug.source)
+    artifact = ArtifactConfig(
+        model=config,
+        task=task,
+        featurizer=pre.featurizer,
+        train=cfg,
+        n_members=len(members),
+        name=request.name or out.name,
+        provenance=provenance,
+        augment=aug,
+    )
     save_artifact(out, artifact, members)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     if "test" in metrics:

@@ -16,13 +16,13 @@ from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
 
 from molprop.data.loader import GraphDataset, make_loader
-from molprop.featurize.molgraph import MolGraph
+from molprop.graph import MolGraph
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
-from molprop.models.lightning_module import LitMolProp
 from molprop.models.model import MolPropModel
-from molprop.models.predict import per_atom_counts, predict_targets  # noqa: F401 (re-exported)
-from molprop.pipelines.metrics import compute_metrics
-from molprop.pipelines.resume import EpochStateCheckpoint, load_final, save_final
+from molprop.models.predict import predict_targets
+from molprop.training.lightning_module import LitMolProp
+from molprop.training.metrics import compute_metrics
+from molprop.training.resume import EpochStateCheckpoint, load_final, save_final
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def fit_member(
 
     With ``log_dir``, the resume state is written to ``log_dir/checkpoint`` every epoch and
     ``cfg.resume`` continues from it (a finished member is loaded, not retrained); see
-    :mod:`molprop.pipelines.resume`. ``cfg.devices`` / ``num_nodes`` / ``strategy`` select
+    :mod:`molprop.training.resume`. ``cfg.devices`` / ``num_nodes`` / ``strategy`` select
     Lightning's data parallel training: each rank takes its slice of every global batch; the
     validation set is evaluated whole on every rank, so the monitored loss (and thus early
     stopping, the LR schedule and the kept best weights) is the same on all ranks.
@@ -62,9 +62,14 @@ def fit_member(
             return model.cpu().eval(), finished
     L.seed_everything(seed, workers=True, verbose=False)
     monitor = "val_loss" if val is not None and len(val) > 0 else "train_loss"
-    lit = LitMolProp(model, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                     lr_patience=cfg.lr_patience, monitor=monitor,
-                     ema_epochs=cfg.ema_epochs)  # fmt: skip
+    lit = LitMolProp(
+        model,
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        lr_patience=cfg.lr_patience,
+        monitor=monitor,
+        ema_epochs=cfg.ema_epochs,
+    )
     callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
     if ckpt_dir is not None:
         callbacks.append(EpochStateCheckpoint(ckpt_dir, cfg.to_dict(), cfg.resume))
@@ -86,8 +91,14 @@ def fit_member(
         use_distributed_sampler=False,
         log_every_n_steps=1,
     )
-    train_loader = make_loader(train, cfg.batch_size, shuffle=True, seed=seed,
-                               num_replicas=trainer.world_size, rank=trainer.global_rank)  # fmt: skip
+    train_loader = make_loader(
+        train,
+        cfg.batch_size,
+        shuffle=True,
+        seed=seed,
+        num_replicas=trainer.world_size,
+        rank=trainer.global_rank,
+    )
     val_loader = make_loader(val, cfg.batch_size, shuffle=False) if monitor == "val_loss" else None
     start = time.perf_counter()
     trainer.fit(lit, train_loader, val_loader)

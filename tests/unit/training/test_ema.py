@@ -12,8 +12,8 @@ from molprop.data.loader import GraphDataset, make_loader
 from molprop.data.scaling import TargetScaler
 from molprop.featurize import Graph2DFeaturizer
 from molprop.models.config import ModelConfig
-from molprop.models.lightning_module import LitMolProp
-from molprop.pipelines.training import build_model
+from molprop.training.fit import build_model
+from molprop.training.lightning_module import LitMolProp
 
 F = Graph2DFeaturizer()
 
@@ -39,15 +39,33 @@ def _fit(esol_frame, ema_epochs: float, epochs: int = 4):
     scaler = TargetScaler.fit(y[:80])
     train = GraphDataset(graphs[:80], scaler.transform(y[:80]))
     val = GraphDataset(graphs[80:], scaler.transform(y[80:]))
-    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, hidden_dim=16,
-                      heads=2, num_seeds=2, layers="MSP", head_hidden=16, dropout=0.0)  # fmt: skip
+    cfg = ModelConfig(
+        node_dim=F.node_dim,
+        edge_dim=F.edge_dim,
+        n_tasks=1,
+        hidden_dim=16,
+        heads=2,
+        num_seeds=2,
+        layers="MSP",
+        head_hidden=16,
+        dropout=0.0,
+    )
     L.seed_everything(0, verbose=False)
     lit = LitMolProp(build_model(cfg, 0), lr=3e-3, ema_epochs=ema_epochs)
     rec = StepRecorder()
-    trainer = L.Trainer(max_epochs=epochs, callbacks=[rec], logger=False, accelerator="cpu",
-                        enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, num_sanity_val_steps=0)  # fmt: skip
-    trainer.fit(lit, make_loader(train, 16, shuffle=True, seed=0), make_loader(val, 16, shuffle=False))
+    trainer = L.Trainer(
+        max_epochs=epochs,
+        callbacks=[rec],
+        logger=False,
+        accelerator="cpu",
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
+    trainer.fit(
+        lit, make_loader(train, 16, shuffle=True, seed=0), make_loader(val, 16, shuffle=False)
+    )
     return lit, rec, val
 
 

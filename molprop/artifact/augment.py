@@ -1,0 +1,114 @@
+"""Extra inputs of label/embed-augmented fine-tuned artifacts (transfer learning).
+
+A fine-tuned artifact with ``config.augment`` holds a copy of the pretrained (low-fidelity)
+artifact in the sub-directory ``augment.source``; its predictions (``label``) or graph
+embeddings (``embed``), standardised with the training-split statistics stored in
+``config.augment``, are appended to the pooled embedding before the head. Prediction always
+uses the pretrained model's output, never a measured label.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from molprop.artifact.config import ArtifactConfig, Augmentation
+from molprop.artifact.store import load_config, load_members
+from molprop.errors import ConfigError
+from molprop.graph import MolGraph
+from molprop.models.predict import forward_members, predict_targets
+
+log = logging.getLogger(__name__)
+
+#: sub-directory of a fine-tuned artifact holding the pretrained artifact it needs
+PRETRAINED_SUBDIR = "pretrained"
+
+
+def standardise(augment: Augmentation, raw: np.ndarray) -> np.ndarray:
+    """(n, A) raw augmentation inputs -> standardised with the stored training statistics."""
+    return (raw - np.asarray(augment.mean)) / np.asarray(augment.std)
+
+
+def fit_augmentation(kind: str, raw_train: np.ndarray) -> Augmentation:
+    """Standardisation statistics of the training split's (n, A) raw inputs."""
+    mean = raw_train.mean(axis=0)
+    std = raw_train.std(axis=0)
+    std = np.where(std > 1e-8, std, 1.0)
+    return Augmentation(kind, PRETRAINED_SUBDIR, tuple(map(float, mean)), tuple(map(float, std)))  # type: ignore[arg-type]
+
+
+class PretrainedSource:
+    """A loaded pretrained artifact that produces augmentation inputs."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.config: ArtifactConfig = load_config(self.directory)
+        self.members = load_members(self.directory, self.config)
+        self._nested: PretrainedSource | None = None
+
+    @property
+    def target_names(self) -> list[str]:
+        return list(self.config.task.target_names)
+
+    def _extra(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
+        """The source's own augmentation inputs, if it is itself an augmented model."""
+        aug = self.config.augment
+        if aug is None:
+            return None
+        if self._nested is None:
+            self._nested = PretrainedSource(self.directory / aug.source)
+        return standardise(aug, raw_features(aug.kind, self._nested, graphs))
+
+    def low_predictions(self, graphs: Sequence[MolGraph]) -> np.ndarray:
+        """-> (n, T_low) ensemble-mean predictions in low-fidelity target units."""
+        preds = predict_targets(self.members, graphs, self.config.task, self._extra(graphs))
+        return preds.mean(0)
+
+    def embeddings(self, graphs: Sequence[MolGraph]) -> np.ndarray:
+        """-> (n, D) graph embedding of member 0 (before its head)."""
+        return forward_members(self.members[:1], graphs, embed=True)[0]
+
+
+def raw_features(
+    kind: str,
+    source: PretrainedSource,
+    graphs: Sequence[MolGraph],
+    measured_low: np.ndarray | None = None,
+) -> np.ndarray:
+    """-> (n, A) unstandardised augmentation inputs.
+
+    ``measured_low`` (n, T_low), transductive label augmentation only: used where finite, the
+    pretrained prediction elsewhere. Pass ``None`` (inductive) and measured labels are never used.
+    """
+    if kind == "embed":
+        return source.embeddings(graphs)
+    if kind != "label":
+        raise ConfigError(f"unknown augmentation kind {kind!r}")
+    pred = source.low_predictions(graphs)
+    if measured_low is None:
+        return pred
+    measured = np.asarray(measured_low, dtype=np.float64).reshape(pred.shape)
+    ok = np.isfinite(measured)
+    if (~ok).any():
+        log.warning("%d low-fidelity label(s) missing: predictions used", int((~ok).sum()))
+    return np.where(ok, measured, pred)
+
+
+class Augmenter:
+    """Prediction-time augmentation inputs of one artifact (the pretrained copy is loaded on
+    first use); ``features(graphs)`` is None for ordinary artifacts."""
+
+    def __init__(self, directory: str | Path, config: ArtifactConfig) -> None:
+        self.directory = Path(directory)
+        self.augment = config.augment
+        self._source: PretrainedSource | None = None
+
+    def features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
+        if self.augment is None:
+            return None
+        if self._source is None:
+            self._source = PretrainedSource(self.directory / self.augment.source)
+        return standardise(self.augment, raw_features(self.augment.kind, self._source, graphs))

@@ -1,0 +1,72 @@
+"""Model names and paths -> artifact directories.
+
+A model *name* (``"solubility"``) is looked up, in order, in ``$MOLPROP_MODEL_DIR`` (if set) and
+in the models shipped with molprop (:func:`shipped_models_dir`); anything else is a path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from molprop.errors import ArtifactError
+
+#: The environment variable naming an extra directory of model artifacts.
+MODEL_DIR_ENV = "MOLPROP_MODEL_DIR"
+CONFIG_NAME = "config.json"
+
+#: A model *name* (looked up only in the model directories); any other string is a path.
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+_REPO_PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
+
+
+def shipped_models_dir() -> Path:
+    """The directory of the models shipped with molprop (``pretrained/`` of the source tree)."""
+    return _REPO_PRETRAINED
+
+
+def model_dirs() -> list[Path]:
+    """Where model names are looked up, in order: ``$MOLPROP_MODEL_DIR`` (if set), then
+    :func:`shipped_models_dir`."""
+    dirs = []
+    if os.environ.get(MODEL_DIR_ENV):
+        dirs.append(Path(os.environ[MODEL_DIR_ENV]))
+    dirs.append(shipped_models_dir())
+    return dirs
+
+
+def available_models() -> list[str]:
+    """Names of every model found in :func:`model_dirs`."""
+    return sorted({p.parent.name for b in model_dirs() for p in b.glob(f"*/{CONFIG_NAME}")})
+
+
+def resolve_model(name_or_path: str | Path) -> Path:
+    """A model name or an artifact directory -> the artifact directory.
+
+    * A ``str`` matching ``^[A-Za-z0-9][A-Za-z0-9_.-]*$`` (no path separator, no leading dot,
+      so never ``..``) is a *name*: it is looked up only in :func:`model_dirs`, never in
+      the working directory, so a folder ``./solubility`` does not shadow the shipped model.
+    * Anything else — a ``Path`` object, or a string with a separator (``runs/esol``,
+      ``./my_model``, an absolute path) — is a *path* to an artifact directory.
+    """
+    if isinstance(name_or_path, str) and MODEL_NAME.fullmatch(name_or_path):
+        name = name_or_path
+        for base in model_dirs():
+            if (base / name / CONFIG_NAME).is_file():
+                return base / name
+        hint = ""
+        if (Path(name) / CONFIG_NAME).is_file():
+            hint = f"; to use the directory {name!r} here, pass it as a path: ./{name}"
+        raise ArtifactError(
+            f"no model named {name!r} in {[str(d) for d in model_dirs()]} "
+            f"(models: {available_models()}){hint}"
+        )
+    path = Path(name_or_path)
+    if (path / CONFIG_NAME).is_file():
+        return path
+    raise ArtifactError(
+        f"no model artifact at {str(path)!r} (no {CONFIG_NAME} there); "
+        f"model names (no path separators) are: {available_models()}"
+    )
