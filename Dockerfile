@@ -9,7 +9,6 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     OMP_NUM_THREADS=2 \
-    MOLPROP_MODEL_DIR=/app/pretrained \
     MOLPROP_NO_PROGRESS=1
 
 # RDKit wheels need libXrender / libXext at import time
@@ -24,10 +23,11 @@ RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 COPY pyproject.toml README.md ./
 COPY molprop/ molprop/
 COPY api/ api/
-RUN pip install ".[api]"
-
-# the shipped model artifacts (config.json + safetensors + card.md + domain.safetensors)
+# the shipped model artifacts (config.json + safetensors + card.md + domain.safetensors) are
+# installed into the package (molprop.pretrained) and served from there; the sources are then
+# removed so that the image holds one copy and runs the installed package
 COPY pretrained/ pretrained/
+RUN pip install ".[api]" && rm -rf /app/*
 
 RUN useradd --create-home --uid 10001 molprop
 USER molprop

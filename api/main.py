@@ -1,6 +1,7 @@
 """FastAPI application: ``create_app()`` and the module-level ``app`` that uvicorn serves.
 
-    MOLPROP_MODEL_DIR=pretrained uvicorn api.main:app --host 127.0.0.1 --port 8000
+    uvicorn api.main:app --host 127.0.0.1 --port 8000     # serves the shipped models
+    MOLPROP_MODEL_DIR=runs uvicorn api.main:app ...        # serves runs/<name>/ instead
 
 Models are loaded once, in the lifespan, before the server accepts requests; inference runs in
 worker threads (:mod:`api.scheduler`) so the event loop never blocks on a model. Invalid
@@ -51,7 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="molprop prediction service",
         version="1",
-        description="Molecular properties with uncertainty from ESA ensembles. "
+        description="Molecular properties with uncertainty from ESA/NSA ensembles. "
         "See GET /v1/models for the served models and their test metrics.",
         lifespan=lifespan,
     )

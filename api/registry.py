@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from molprop.artifact.card import read_card
+from molprop.artifact.store import CONFIG_NAME, read_metrics
 from molprop.inference import Predictor
 
 log = logging.getLogger(__name__)
@@ -32,10 +33,8 @@ class ServedModel:
 
 
 def _test_metrics(directory: Path) -> dict[str, float]:
-    path = directory / "metrics.json"
-    if not path.exists():
-        return {}
-    ensemble = json.loads(path.read_text()).get("test", {}).get("ensemble", {})
+    """The ensemble's finite test metrics from ``metrics.json`` (``{}`` if it has none)."""
+    ensemble = read_metrics(directory).get("test", {}).get("ensemble", {})
     return {
         k: float(v) for k, v in ensemble.items() if isinstance(v, (int, float)) and math.isfinite(v)
     }
@@ -50,7 +49,6 @@ def load_model(directory: Path) -> ServedModel:
             f"{directory}: the service serves single-target models, this one has "
             f"{predictor.target_names}"
         )
-    card_path = directory / "card.md"
     return ServedModel(
         name=directory.name,
         predictor=predictor,
@@ -59,7 +57,7 @@ def load_model(directory: Path) -> ServedModel:
         unit=(config.task.units or ("",))[0] or "",
         version=config.version,
         test_metrics=_test_metrics(directory),
-        card=card_path.read_text() if card_path.exists() else "",
+        card=read_card(directory),
     )
 
 
@@ -67,7 +65,7 @@ def load_models(model_dir: Path) -> dict[str, ServedModel]:
     """name -> model for every ``<model_dir>/<name>/config.json``; broken ones are logged and
     skipped so that one bad artifact does not take the service down."""
     models: dict[str, ServedModel] = {}
-    for config in sorted(Path(model_dir).glob("*/config.json")):
+    for config in sorted(Path(model_dir).glob(f"*/{CONFIG_NAME}")):
         try:
             model = load_model(config.parent)
         except Exception:

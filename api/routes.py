@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 import time
 from typing import Annotated
@@ -27,10 +26,11 @@ from api.schemas import (
     PredictResponse,
 )
 from api.settings import Settings
+from molprop.errors import InvalidInputError
+from molprop.inference import RowPrediction
 
 log = logging.getLogger(__name__)
 
-STATUS_OK, STATUS_INVALID = "ok", "invalid_input"
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 #: not an HTTP status a client sees (it has gone); logged like nginx's "client closed request"
 CLIENT_CLOSED = 499
@@ -124,48 +124,31 @@ def model_card(name: str, models: Annotated[dict[str, ServedModel], Depends(get_
     return {**summary(model), "card": model.card}
 
 
-def _optional(value: object) -> float | None:
-    out = float(value)  # type: ignore[arg-type]
-    return out if math.isfinite(out) else None
-
-
 def build_results(
     body: PredictRequest, model: ServedModel, rejected: dict[int, str], frame: pd.DataFrame
 ) -> list[PredictionResult]:
     """One result per input row, in input order. ``rejected`` maps the rows refused before the
-    model to their reason; ``frame`` holds the other rows, in order."""
-    target = model.target
+    model to their reason (``invalid_input``, as the predictor reports bad input); ``frame``
+    holds the other rows, in order (read by :class:`molprop.inference.RowPrediction`)."""
     rows = iter(frame.to_dict("records"))
     results = []
     for i, smi in enumerate(body.smiles):
         ident = body.ids[i] if body.ids is not None else None
         ident = safe_text(ident) if isinstance(ident, str) else ident
-        common = {"index": i, "id": ident, "smiles": safe_text(smi)}
         if i in rejected:
-            results.append(
-                PredictionResult(**common, value=None, status=STATUS_INVALID, error=rejected[i])
-            )
-            continue
-        row = next(rows)
-        if row["status"] != STATUS_OK:
-            results.append(
-                PredictionResult(
-                    **common,
-                    value=None,
-                    status=row["status"],
-                    error=safe_text(str(row["error"])) or None,
-                )
-            )
-            continue
-        std = row.get(f"{target}_std")
-        in_domain = row.get("in_domain")
+            row = RowPrediction.failed(InvalidInputError(rejected[i]))
+        else:
+            row = RowPrediction.from_frame_row(next(rows), model.target)
         results.append(
             PredictionResult(
-                **common,
-                value=float(row[target]),
-                status=STATUS_OK,
-                uncertainty=None if std is None else _optional(std),
-                in_domain=None if in_domain is None else bool(in_domain),
+                index=i,
+                id=ident,
+                smiles=safe_text(smi),
+                value=row.value,
+                uncertainty=row.std,
+                in_domain=row.in_domain,
+                status=row.status,
+                error=None if row.error is None else safe_text(row.error),
             )
         )
     return results

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+#: molprop.inference.STATUSES (tests/api/test_api_statuses.py keeps them equal)
 Status = Literal["ok", "invalid_input", "error"]
 
 

@@ -7,7 +7,10 @@ from pathlib import Path
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_PRETRAINED = Path(__file__).resolve().parents[1] / "pretrained"
+from molprop.artifact.resolve import MODEL_DIR_ENV, shipped_models_dir
+
+#: prefix of every setting's environment variable; ``model_dir`` is read from ``MODEL_DIR_ENV``
+ENV_PREFIX = "MOLPROP_"
 
 #: bytes a request needs besides its SMILES (JSON keys, model name, brackets)
 _BODY_OVERHEAD = 1024
@@ -16,7 +19,10 @@ _BODY_OVERHEAD = 1024
 class Settings(BaseSettings):
     """Environment variables (``MOLPROP_<FIELD>``; defaults in brackets):
 
-    - ``MOLPROP_MODEL_DIR`` [``pretrained/``]: model artifacts, one per sub-directory.
+    - ``MOLPROP_MODEL_DIR`` [the models shipped with molprop,
+      ``molprop.artifact.shipped_models_dir()``]: model artifacts, one per sub-directory; the
+      service serves only this directory (the library's own variable, see
+      ``molprop.artifact.resolve``).
     - ``MOLPROP_API_KEY`` [unset]: if set, ``/v1/*`` need a matching ``X-API-Key`` header. Set
       but empty, whitespace-only, or with leading/trailing whitespace (which no HTTP header can
       carry): the service refuses to start; unset the variable to serve without a key.
@@ -40,10 +46,11 @@ class Settings(BaseSettings):
       disconnects has its work stopped the same way.
     """
 
-    model_config = SettingsConfigDict(env_prefix="MOLPROP_", protected_namespaces=())
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, protected_namespaces=())
 
     model_dir: Path = Field(
-        REPO_PRETRAINED, description="directory of model artifacts (one per sub-directory)"
+        default_factory=shipped_models_dir,
+        description=f"directory of model artifacts, one per sub-directory (${MODEL_DIR_ENV})",
     )
     max_batch: int = Field(1000, ge=1, description="most SMILES per request (more: 413)")
     api_key: SecretStr | None = Field(

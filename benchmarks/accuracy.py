@@ -47,6 +47,8 @@ MODELS = (
     "molprop_esa_small",
     "molprop_esa_prev",
     "molprop_esa_small_prev",
+    "molprop_esa_decay_matrices",
+    "molprop_esa_decay_all",
     "chemprop",
     "gin",
     "pna",
@@ -56,16 +58,22 @@ MODELS = (
 #: dropout, batch 64, lr 5e-4)
 SMALL_FLAGS = ["--preset", "small"]
 #: ``molprop_esa_prev``: the defaults before session 4 (dropout 0.1, validation on the raw
-#: weights), to measure what the new defaults (no dropout, weight averaging) changed
-PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0"]
+#: weights, weight decay on every parameter), to measure what the new defaults (no dropout,
+#: weight averaging) changed
+PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0", "--weight-decay-on", "all"]
 #: extra ``molprop train`` flags of each molprop model in the grid
 MOLPROP_FLAGS = {
     "molprop_esa": [],
     "molprop_esa_small": SMALL_FLAGS,
     "molprop_esa_prev": PREV_FLAGS,
-    "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0"],
+    "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0", "--weight-decay-on", "all"],
+    # issue 16: AdamW decay on Linear weight matrices only vs on every parameter (the old way)
+    "molprop_esa_decay_matrices": ["--weight-decay-on", "matrices"],
+    "molprop_esa_decay_all": ["--weight-decay-on", "all"],
 }
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
+#: variants run only when named in ``--models`` (results/adamw_groups.json, benchmarks/notes.md)
+ABLATIONS = ("molprop_esa_decay_matrices", "molprop_esa_decay_all")
 
 
 def molprop_defaults() -> dict:
@@ -73,7 +81,7 @@ def molprop_defaults() -> dict:
     model = {
         f.name: f.default
         for f in fields(ModelConfig)
-        if f.name not in ("node_dim", "edge_dim", "n_tasks", "task_type", "n_extra")
+        if f.name not in ("node_dim", "edge_dim", "n_tasks", "n_extra")
     }
     return {"model": model, "train": TrainConfig().to_dict()}
 
@@ -273,7 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--datasets", nargs="+", default=["ESOL", "FreeSolv"])
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
-    p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    p.add_argument(
+        "--models",
+        nargs="+",
+        default=[m for m in MODELS if m not in ABLATIONS],
+        choices=MODELS,
+        help="default: all but the ablations (molprop_esa_decay_*), run only when named",
+    )
     p.add_argument("--all", action="store_true", help="full grid: 5 datasets x seeds 0 1 2")
     p.add_argument("--epochs", type=int, default=30, help="epoch budget for every model")
     p.add_argument("--patience", type=int, default=10, help="early stopping patience (val loss)")

@@ -161,7 +161,7 @@ def profile_training(graphs, targets, preset: str, steps: int, seed: int = 0) ->
     train = TrainConfig(**PRESETS[preset]["train"])  # what `molprop train --preset` uses
     batch_size = train.batch_size
     cfg = model_config(preset, graphs[0].x.shape[1], graphs[0].edge_attr.shape[1])
-    model = MolPropModel(cfg).train()
+    model = MolPropModel.from_config(cfg).train()
     opt = torch.optim.AdamW(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
     ema = [torch.zeros_like(p) for p in model.parameters()]
     dataset = GraphDataset(graphs, targets)
@@ -219,7 +219,7 @@ def profile_prediction(smiles: list[str], presets: tuple[str, ...]) -> dict:
     }
     for preset in presets:
         torch.manual_seed(0)
-        model = MolPropModel(model_config(preset, feat.node_dim, feat.edge_dim)).eval()
+        model = MolPropModel.from_config(model_config(preset, feat.node_dim, feat.edge_dim)).eval()
         forward_members([model], graphs[:256])  # warm-up
         start = time.process_time()
         forward_members([model], graphs)

@@ -112,7 +112,7 @@ def measure_point(series: str, size: int, method: str, phase: str, budget_gb: fl
     model = None
     if phase != "mask":
         torch.manual_seed(0)
-        model = MolPropModel(
+        model = MolPropModel.from_config(
             ModelConfig(node_dim=batch.x.shape[1], edge_dim=batch.edge_attr.shape[1], n_tasks=1)
         )
     build = (

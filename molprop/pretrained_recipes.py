@@ -8,6 +8,7 @@ model) so that the artifacts stay under 10 MB and the whole run is reproducible 
     python -m molprop.pretrained_recipes                  # all models
     python -m molprop.pretrained_recipes solubility       # one model
     python -m molprop.pretrained_recipes --stage finish   # (re)write domain + card only
+    python -m molprop.pretrained_recipes --stage card     # (re)write card.md only
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ DATA = REPO / "data" / "moleculenet"
 PRETRAINED = REPO / "pretrained"
 
 #: architecture shared by every shipped model (small: CPU inference, < 10 MB per ensemble).
-#: Dropout 0.1 and no weight averaging (``ema_epochs=0`` below) are pinned: the shipped models
-#: were trained so, before the CLI defaults became dropout 0 and ``--ema-epochs 1``.
+#: Dropout 0.1, no weight averaging (``ema_epochs=0`` below) and weight decay on every parameter
+#: (``weight_decay_on="all"``) are pinned: the shipped models were trained so, before the CLI
+#: defaults became dropout 0, ``--ema-epochs 1`` and ``--weight-decay-on matrices``.
 MODEL = {
     "hidden_dim": 64,
     "heads": 4,
@@ -151,6 +153,7 @@ def train_config(recipe: Recipe) -> TrainConfig:
         seed=0,
         ensemble_size=3,
         ema_epochs=0.0,
+        weight_decay_on="all",  # shipped models: AdamW decayed every parameter (before issue 16)
     )
 
 
@@ -195,26 +198,40 @@ def train(recipe: Recipe, out: Path) -> None:
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
 
 
-def finish(recipe: Recipe, out: Path) -> None:
-    """Add the applicability domain and write the card (no retraining)."""
+def write_recipe_card(recipe: Recipe, out: Path) -> Path:
+    """Write ``card.md`` of the model in ``out`` from its artifact and the recipe's texts."""
     from molprop.artifact.card import write_card
-    from molprop.artifact.domain import add_domain_to_artifact
 
-    add_domain_to_artifact(out)
-    write_card(
+    return write_card(
         out,
         title=recipe.description,
         data_source=recipe.source,
         licence=recipe.licence,
         intended_use=recipe.intended_use,
         reference=recipe.chemprop_reference,
+        reproduce="make pretrained",
+        notes=["Small CPU-friendly configuration; larger models trained longer are more accurate."],
+        root=REPO,
     )
+
+
+def finish(recipe: Recipe, out: Path) -> None:
+    """Add the applicability domain and write the card (no retraining)."""
+    from molprop.artifact.domain import add_domain_to_artifact
+
+    add_domain_to_artifact(out)
+    write_recipe_card(recipe, out)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=list(RECIPES), help="models to build")
-    parser.add_argument("--stage", choices=["all", "train", "finish"], default="all")
+    parser.add_argument(
+        "--stage",
+        choices=["all", "train", "finish", "card"],
+        default="all",
+        help="finish: domain + card; card: card.md only",
+    )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -230,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
             train(recipe, out)
         if args.stage in ("all", "finish"):
             finish(recipe, out)
+        if args.stage == "card":
+            write_recipe_card(recipe, out)
     return 0
 
 

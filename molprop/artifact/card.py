@@ -1,27 +1,42 @@
 """Model cards: ``card.md`` generated from an artifact's ``config.json`` and ``metrics.json``.
 
-Every number in the card is read from the artifact (nothing is typed by hand), so the card is
-rewritten whenever the model is retrained.
+Every number and every statement about the model is read from the artifact (nothing is typed by
+hand): the token kind (ESA or NSA), the input (2D RDKit graph and its featuriser version, or 3D
+radius graph with its cutoff, periodic or not), per-atom targets, where a fine-tuned model came
+from and what augments it. The card is rewritten whenever the model is retrained.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
-from molprop.artifact.store import load_config
+from molprop.artifact.store import load_config, read_metrics
 
 CARD_NAME = "card.md"
-REPO = Path(__file__).resolve().parents[2]
+#: what ``Provenance.data`` holds when the training table was passed as a DataFrame
+_IN_MEMORY_DATA = "<DataFrame>"
+_SPLITS = {
+    "scaffold": "scaffold-split",
+    "random": "random-split",
+    "column": "given-split",
+}
 
 
-def _shown_path(path: str) -> str:
-    """A data path relative to the repository when it lies inside it."""
+def read_card(directory: str | Path) -> str:
+    """``card.md`` of the artifact ``directory``; ``""`` if it has none."""
+    path = Path(directory) / CARD_NAME
+    return path.read_text() if path.exists() else ""
+
+
+def _shown_path(path: str, root: Path | None) -> str:
+    """``path`` relative to ``root`` (default: the working directory) when it lies inside it."""
     try:
-        return str(Path(path).resolve().relative_to(REPO))
+        return str(Path(path).resolve().relative_to((root or Path.cwd()).resolve()))
     except ValueError:
         return path
 
@@ -47,7 +62,8 @@ def metrics_table(test: dict, task_type: str) -> list[str]:
     return lines
 
 
-def domain_lines(directory: Path) -> list[str]:
+def domain_lines(directory: Path, test_set: str = "test set") -> list[str]:
+    """What ``in_domain`` means for the model, and how much of ``split.csv``'s test part is."""
     domain = ApplicabilityDomain.load(directory)
     if domain is None:
         return ["No applicability-domain file: `in_domain` is not reported for this model."]
@@ -56,7 +72,7 @@ def domain_lines(directory: Path) -> list[str]:
         f"{domain.n_bits} bits) of the query to the {len(domain.fingerprints)} training molecules "
         f"is at least **{domain.threshold:.3f}** — the {domain.percentile:g}th percentile of the "
         "training molecules' leave-one-out nearest-neighbour similarity "
-        "(`molprop/inference/domain.py`).",
+        "(`molprop/artifact/domain.py`).",
     ]
     if domain.heavy_atoms is not None:
         low, high = domain.heavy_atoms
@@ -70,10 +86,134 @@ def domain_lines(directory: Path) -> list[str]:
         test = split.loc[split["split"] == "test", "smiles"].tolist()
         if test:
             frac = float(domain.in_domain(test).mean())
-            lines.append(
-                f"On the scaffold-split test set, {frac:.0%} of the molecules are in domain."
-            )
+            lines.append(f"On the {test_set}, {frac:.0%} of the molecules are in domain.")
     return lines
+
+
+# ----------------------------------------------------------------- what the model is
+
+
+def _is_3d(config: ArtifactConfig) -> bool:
+    return config.featurizer.kind == "3d"
+
+
+def token_text(config: ArtifactConfig) -> str:
+    """The members' kind and what their attention runs over: ESA edges or NSA atoms."""
+    if config.model.token_kind == "nsa":
+        return "NSA members (node set attention: the tokens are the atoms)"
+    if _is_3d(config):
+        return (
+            "ESA members (edge set attention: the tokens are the radius graph's directed atom "
+            "pairs)"
+        )
+    return "ESA members (edge set attention: the tokens are the bonds, two directed edges each)"
+
+
+def _cutoff_text(params: dict, periodic: bool | None) -> str:
+    from molprop.featurize.graph3d import DEFAULT_CUTOFF_MOLECULE, DEFAULT_CUTOFF_PERIODIC
+
+    if params.get("cutoff") is not None:
+        return f"{float(params['cutoff']):g} Å"
+    if periodic is None:
+        return (
+            f"{DEFAULT_CUTOFF_MOLECULE:g} Å for molecules, {DEFAULT_CUTOFF_PERIODIC:g} Å for "
+            "periodic systems"
+        )
+    return f"{DEFAULT_CUTOFF_PERIODIC if periodic else DEFAULT_CUTOFF_MOLECULE:g} Å"
+
+
+def input_text(config: ArtifactConfig) -> str:
+    """The featuriser: 2D RDKit graph (version, stereo) or 3D radius graph (cutoff, periodic)."""
+    feat = config.featurizer
+    version = feat.resolved_version
+    if feat.kind == "2d":
+        stereo = (
+            "stereo as CIP labels R/S, r/s and E/Z (independent of how the SMILES is written)"
+            if version >= 2
+            else "stereo as RDKit chiral tags (which depend on the atom order of the SMILES)"
+        )
+        return (
+            f"Input: 2D molecular graph parsed by RDKit: heavy atoms and bonds, featuriser `2d` "
+            f"version {version}, {stereo}."
+        )
+    if feat.kind != "3d":
+        return f"Input: featuriser `{feat.kind}` version {version} (parameters {feat.params})."
+    from molprop.featurize.graph3d import Graph3DFeaturizer
+
+    f = Graph3DFeaturizer(**feat.params)
+    periodic = config.provenance.periodic
+    neighbours = f"at most the {f.max_neighbors} nearest per atom" if f.max_neighbors else "no cap"
+    nodes = ["element"]
+    nodes += ["OC20 tag"] if f.tags else []
+    nodes += ["fixed-atom flag"] if f.fixed else []
+    nodes += ["per-atom sum of the distance Gaussians"] if f.atom_gaussians else []
+    text = (
+        f"Input: 3D radius graph (featuriser `3d` version {version}) of "
+        f"{'all atoms' if f.include_h else 'the heavy atoms'}: edges to every atom within "
+        f"a cutoff of {_cutoff_text(feat.params, periodic)} ({neighbours}), distances as "
+        f"{f.num_gaussians} Gaussians; atom features: {', '.join(nodes)}."
+    )
+    if periodic:
+        text += (
+            " Trained on periodic structures: unit cell with periodic images (exact "
+            "minimum-image distances)."
+        )
+    elif periodic is False:
+        text += " Trained on non-periodic molecules."
+    return (
+        text + f" SMILES are embedded as one ETKDGv3{'/MMFF' if f.mmff else ''} conformer "
+        f"(seed {f.seed})."
+    )
+
+
+def provenance_lines(config: ArtifactConfig, root: Path | None) -> list[str]:
+    """Fine-tuning provenance and augmentation; empty for a model trained from scratch."""
+    prov, aug = config.provenance, config.augment
+    lines = []
+    if prov.finetuned_from:
+        head = {True: "re-initialised", False: "kept from the pretrained model", None: "?"}
+        lines.append(
+            f"Fine-tuned from the pretrained model `{_shown_path(prov.finetuned_from, root)}` "
+            f"(strategy `{prov.strategy or '?'}`, mode `{prov.mode or '?'}`, head "
+            f"{head[prov.fresh_head]})."
+        )
+    if aug is not None:
+        what = "prediction (label)" if aug.kind == "label" else "graph embedding"
+        lines.append(
+            f"{'Label' if aug.kind == 'label' else 'Embedding'}-augmented: the pretrained "
+            f"model's {what}, {len(aug.mean)} value(s) standardised with training-split "
+            "statistics, is appended to the pooled embedding before the head. The pretrained "
+            f"model ships inside this artifact (`{aug.source}/`) and always computes these "
+            "inputs, never a measured label."
+        )
+    return lines
+
+
+def limit_lines(config: ArtifactConfig, n_train: object) -> list[str]:
+    """What the model cannot see or tell apart (``n_train``: training-set size, if known)."""
+    n = f"{n_train} " if isinstance(n_train, int) else "a limited set of "
+    if _is_3d(config):
+        return [
+            f"- Trained on {n}structures: structures unlike them (other elements, sizes "
+            "or bonding) are unreliable (check `uncertainty`).",
+            "- 3D model: the prediction depends on the geometry given; from a SMILES it uses one "
+            "conformer, so other conformers can give other values. Distances do not change "
+            "under a mirror image: enantiomers get the same prediction.",
+        ]
+    stereo = (
+        "- 2D graph model: stereoisomers are told apart through their CIP labels (R/S, E/Z) "
+        "when the SMILES specifies them (unspecified stereo is a class of its own); conformers "
+        "are not distinguished."
+        if config.featurizer.resolved_version >= 2
+        else "- 2D graph model, featuriser version 1: stereo features depend on the atom order "
+        "of the SMILES; conformers are not distinguished."
+    )
+    return [
+        f"- Trained on {n}molecules: predictions for metals, large peptides, polymers or "
+        "molecules unlike the training set are unreliable (check `in_domain` and "
+        "`uncertainty`).",
+        stereo,
+    ]
 
 
 def write_card(
@@ -84,19 +224,44 @@ def write_card(
     licence: str,
     intended_use: str,
     reference: str = "",
+    reproduce: str = "",
+    notes: Sequence[str] = (),
+    root: str | Path | None = None,
 ) -> Path:
-    """Write ``card.md`` into the artifact ``directory``."""
+    """Write ``card.md`` into the artifact ``directory``.
+
+    ``reproduce``: the command that rebuilds the model (e.g. ``make pretrained``); ``notes``:
+    extra bullets under the limits; ``root``: data and model paths inside it are shown
+    relative to it (default: the working directory).
+    """
     directory = Path(directory)
+    root = Path(root) if root is not None else None
     config = load_config(directory)
-    metrics = json.loads((directory / "metrics.json").read_text())
+    metrics = read_metrics(directory)
     task, model, train = config.task, config.model, config.train
+    training = metrics.get("training", {})
     unit = ", ".join(u for u in task.units if u) or "(unitless)"
-    sizes = metrics.get("training", {}).get("split_sizes", {})
+    sizes = training.get("split_sizes") or training.get("sizes") or {}
+    split_kind = _SPLITS.get(config.provenance.split_type, "")
     output = (
         "probability of the positive class"
         if task.task_type == "classification"
         else f"column `{', '.join(task.target_names)}` of the data, in {unit}"
     )
+    if task.per_atom and task.task_type == "regression":
+        output += " (a per-atom target: the model predicts per atom, the output is the total)"
+    data = config.provenance.data
+    shown = f" (`{_shown_path(data, root)}`)" if data and data != _IN_MEMORY_DATA else ""
+    if config.provenance.split_type == "scaffold":
+        split_text = (
+            f"Balanced Bemis–Murcko scaffold split (seed {train.seed}), no scaffold in two parts"
+        )
+    elif config.provenance.split_type == "random":
+        split_text = f"Random split (seed {train.seed})"
+    elif config.provenance.split_type == "column":
+        split_text = "Split given by a column of the data"
+    else:
+        split_text = "Split"
     lines = [
         f"# {config.name}: {title}",
         "",
@@ -105,32 +270,43 @@ def write_card(
         "",
         "## Data and licence",
         "",
-        f"- Data: {data_source} (`{_shown_path(config.provenance.data)}`).",
+        f"- Data: {data_source}{shown}.",
         f"- Licence: {licence}.",
-        f"- Rows used: {metrics.get('training', {}).get('n_rows_valid', '?')} valid, "
-        f"{metrics.get('training', {}).get('n_rows_invalid', '?')} rejected (unparsable SMILES).",
+    ]
+    items = "structures" if _is_3d(config) else "molecules"
+    if "n_rows_valid" in training:
+        lines.append(
+            f"- Rows used: {training['n_rows_valid']} valid, "
+            f"{training.get('n_rows_invalid', '?')} rejected "
+            f"({'unreadable' if _is_3d(config) else 'unparsable SMILES'})."
+        )
+    lines += [
         "",
         "## Split",
         "",
-        f"Balanced Bemis–Murcko scaffold split (seed {train.seed}), no scaffold in two "
-        f"parts: train {sizes.get('train', '?')}, validation {sizes.get('val', '?')}, "
-        f"test {sizes.get('test', '?')} molecules. The validation part is used for early "
+        f"{split_text}: train {sizes.get('train', '?')}, validation {sizes.get('val', '?')}, "
+        f"test {sizes.get('test', '?')} {items}. The validation part is used for early "
         "stopping only; the test part is never seen in training.",
         "",
         "## Model",
         "",
-        f"Ensemble of {config.n_members} {model.token_kind.upper()} (edge set attention) members, "
+        f"Ensemble of {config.n_members} {token_text(config)}, "
         f"hidden {model.hidden_dim}, {model.heads} heads, layers `{model.layers}`, "
         f"{model.num_seeds} PMA seeds, size path {'on' if model.size_path else 'off'}; "
         f"AdamW lr {train.lr}, batch {train.batch_size}, up to "
-        f"{train.epochs} epochs with early stopping (patience {train.patience}). "
-        "Reproduce with `make pretrained`.",
+        f"{train.epochs} epochs with early stopping (patience {train.patience})."
+        + (f" Reproduce with `{reproduce}`." if reproduce else ""),
         "",
-        "## Test metrics (scaffold-split test set)",
+        input_text(config),
         "",
-        *metrics_table(metrics["test"], task.task_type),
+        *(line for p in provenance_lines(config, root) for line in (p, "")),
+        f"## Test metrics ({split_kind + ' ' if split_kind else ''}test set)",
         "",
     ]
+    if "test" in metrics:
+        lines += [*metrics_table(metrics["test"], task.task_type), ""]
+    else:
+        lines += ["No test set: no test metrics.", ""]
     if reference:
         lines += [f"Reference: {reference} (published, on a comparable scaffold split).", ""]
     lines += [
@@ -141,13 +317,10 @@ def write_card(
         "",
         "## Applicability domain and limits",
         "",
-        *domain_lines(directory),
+        *domain_lines(directory, f"{split_kind} test set" if split_kind else "test set"),
         "",
-        "- Trained on a few hundred to a few thousand small organic molecules: predictions for "
-        "metals, large peptides, polymers or molecules unlike the training set are unreliable "
-        "(check `in_domain` and `uncertainty`).",
-        "- 2D graph model: stereoisomers and conformers are not distinguished.",
-        "- Small CPU-friendly configuration; larger models trained longer are more accurate.",
+        *limit_lines(config, sizes.get("train")),
+        *(f"- {note}" for note in notes),
         "",
     ]
     path = directory / CARD_NAME

@@ -50,11 +50,14 @@ class Augmentation:
 class Provenance:
     """Where a model came from (reported in cards; never changes a prediction).
 
-    ``data``: the training table; ``split_type``: how it was split; fine-tuned models add the
-    pretrained artifact, the strategy and mode, and whether the head was re-initialised."""
+    ``data``: the training table; ``split_type``: how it was split; ``periodic``: True when
+    the training data held periodic structures (3D; absent: not recorded); fine-tuned models
+    add the pretrained artifact, the strategy and mode, and whether the head was
+    re-initialised."""
 
     data: str = ""
     split_type: str = ""
+    periodic: bool | None = None
     finetuned_from: str = ""
     strategy: str = ""
     mode: str = ""

@@ -1,13 +1,15 @@
 """Model names and paths -> artifact directories.
 
 A model *name* (``"solubility"``) is looked up, in order, in ``$MOLPROP_MODEL_DIR`` (if set) and
-in the models shipped with molprop (:func:`shipped_models_dir`); anything else is a path.
+in the models shipped with molprop (:func:`shipped_models_dir`); anything else is a path. This
+module is the one place that knows where models live (the service's default too).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from importlib import resources
 from pathlib import Path
 
 from molprop.errors import ArtifactError
@@ -19,12 +21,24 @@ CONFIG_NAME = "config.json"
 #: A model *name* (looked up only in the model directories); any other string is a path.
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
-_REPO_PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
+#: The package holding the shipped models: ``pyproject.toml`` installs the repository's
+#: top-level ``pretrained/`` folder as ``molprop.pretrained``, artifact files as package data.
+SHIPPED_PACKAGE = "molprop.pretrained"
+#: The same folder in a source tree where that package is not importable (``PYTHONPATH=.``, or
+#: an editable install made before the folder was mapped to the package).
+_SOURCE_TREE_MODELS = Path(__file__).resolve().parents[2] / "pretrained"
 
 
 def shipped_models_dir() -> Path:
-    """The directory of the models shipped with molprop (``pretrained/`` of the source tree)."""
-    return _REPO_PRETRAINED
+    """The directory of the models shipped with molprop: the package ``molprop.pretrained``
+    (installed wheel, editable install), else ``pretrained/`` of the source tree."""
+    try:
+        shipped = resources.files(SHIPPED_PACKAGE)
+    except ModuleNotFoundError:
+        return _SOURCE_TREE_MODELS
+    if isinstance(shipped, Path):  # a zipped install has no directory to read artifacts from
+        return shipped.resolve()
+    return _SOURCE_TREE_MODELS
 
 
 def model_dirs() -> list[Path]:

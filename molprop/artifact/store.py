@@ -4,7 +4,8 @@ Layout::
 
     DIR/config.json                      ArtifactConfig (model, featurizer, task + scaler, ...)
     DIR/members/<i>/model.safetensors    weights of ensemble member i
-    DIR/metrics.json, split.csv, card.md (written by the pipelines)
+    DIR/metrics.json                     metrics of the training run (read_metrics)
+    DIR/split.csv, card.md               the split (training) and the card (molprop.artifact.card)
 
 Loading reads JSON and safetensors only: nothing is ever unpickled.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -24,6 +26,7 @@ from molprop.models.model import MolPropModel
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
+METRICS_NAME = "metrics.json"
 
 
 def member_path(directory: Path, i: int) -> Path:
@@ -56,6 +59,29 @@ def load_config(directory: str | Path) -> ArtifactConfig:
         raise ArtifactError(f"corrupt {path}: {exc}") from exc
 
 
+def write_metrics(directory: str | Path, metrics: dict[str, Any]) -> Path:
+    """Write ``metrics.json`` (``{"train"|"val"|"test": {"ensemble": ..., "members": [...]},
+    "training": {...}}``) into the artifact ``directory``."""
+    path = Path(directory) / METRICS_NAME
+    path.write_text(json.dumps(metrics, indent=2))
+    return path
+
+
+def read_metrics(directory: str | Path) -> dict[str, Any]:
+    """``metrics.json`` of an artifact; ``{}`` if it has none (raises ``ArtifactError`` if it is
+    not a JSON object)."""
+    path = Path(directory) / METRICS_NAME
+    if not path.exists():
+        return {}
+    try:
+        metrics = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(f"corrupt {path}: {exc}") from exc
+    if not isinstance(metrics, dict):
+        raise ArtifactError(f"corrupt {path}: not a JSON object")
+    return metrics
+
+
 def load_state_strict(model: torch.nn.Module, state: dict[str, torch.Tensor], origin: str) -> None:
     """Load ``state`` requiring exactly the model's keys and shapes (errors name the keys)."""
     own = model.state_dict()
@@ -78,7 +104,7 @@ def load_members(directory: str | Path, config: ArtifactConfig | None = None) ->
         path = member_path(directory, i)
         if not path.exists():
             raise ArtifactError(f"missing weights {path}")
-        model = MolPropModel(config.model)
+        model = MolPropModel.from_config(config.model)
         load_state_strict(model, load_file(str(path)), str(path))
         model.eval()
         members.append(model)

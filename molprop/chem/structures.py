@@ -7,11 +7,14 @@ extxyz per-frame ``info`` keys (and SDF ``<properties>``) become the record's co
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import logging
+import lzma
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -21,6 +24,7 @@ log = logging.getLogger(__name__)
 
 #: File endings read as structure files (optionally followed by ``.gz``).
 STRUCTURE_SUFFIXES = (".xyz", ".extxyz", ".sdf", ".mol", ".traj", ".cif", ".json", ".db")
+_DECOMPRESSORS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,14 @@ def from_rdkit(mol: Any, info: dict[str, Any] | None = None) -> Structure3D:
     """RDKit molecule with a conformer (e.g. from SDF) -> :class:`Structure3D` (no cell)."""
     if mol.GetNumConformers() == 0:
         raise InvalidInputError("molecule has no 3D coordinates")
-    pos = np.asarray(mol.GetConformer().GetPositions(), dtype=np.float64)
+    conformer = mol.GetConformer()
+    if not conformer.Is3D() and mol.GetNumAtoms() >= 3:
+        # a 2D drawing (molblock flagged 2D, or every z zero): distances would be wrong
+        raise InvalidInputError(
+            "molecule has 2D (drawing) coordinates, not a 3D structure; give 3D coordinates "
+            "or a SMILES (a conformer is then embedded)"
+        )
+    pos = np.asarray(conformer.GetPositions(), dtype=np.float64)
     numbers = np.asarray([a.GetAtomicNum() for a in mol.GetAtoms()], dtype=np.int64)
     if numbers.size == 0:
         raise InvalidInputError("molecule has no atoms")
@@ -143,25 +154,74 @@ def to_structure(obj: Any) -> Structure3D:
     raise InvalidInputError(f"cannot read a structure from a {type(obj).__name__}")
 
 
+@dataclass(frozen=True)
+class SDFRecord:
+    """One record of an SDF file, in file order (``index`` counts from 0).
+
+    ``mol`` is the sanitised RDKit molecule (with its conformer and properties), or None when
+    RDKit could not read the record; ``error`` then says so, naming the record."""
+
+    index: int
+    mol: Any | None
+    error: InvalidInputError | None = None
+
+    @property
+    def name(self) -> str:
+        """The record's title line (``_Name``), "" without one."""
+        if self.mol is None or not self.mol.HasProp("_Name"):
+            return ""
+        return self.mol.GetProp("_Name")
+
+    def properties(self) -> dict[str, str]:
+        """The record's ``> <name>`` data fields as written (text); {} for an unread record."""
+        if self.mol is None:
+            return {}
+        return {k: self.mol.GetProp(k) for k in self.mol.GetPropNames()}
+
+
+def open_binary(path: str | Path) -> BinaryIO:
+    """``path`` for reading bytes, decompressed when its name ends in ``.gz``, ``.bz2`` or
+    ``.xz``."""
+    opener = _DECOMPRESSORS.get(Path(path).suffix.lower(), open)
+    return opener(path, "rb")  # type: ignore[return-value]
+
+
+def iter_sdf_records(path: str | Path, *, remove_hs: bool = False) -> Iterator[SDFRecord]:
+    """Every record of an SDF / MOL file (``.gz`` too), streamed, in order; the one place that
+    parses SDF records. ``remove_hs``: drop explicit hydrogens when reading (RDKit's
+    ``removeHs``; the SMILES view of a file), else keep them (3D coordinates). A record RDKit
+    cannot read is an :class:`SDFRecord` with ``mol=None`` and the reason, never skipped."""
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")  # an unreadable record is reported per row instead
+    with open_binary(path) as handle:
+        supplier = Chem.ForwardSDMolSupplier(handle, sanitize=True, removeHs=remove_hs)
+        for index, mol in enumerate(supplier):
+            if mol is None:
+                reason = f"SDF record {index} of {path}: RDKit could not read the molecule"
+                yield SDFRecord(index, None, InvalidInputError(reason))
+            else:
+                yield SDFRecord(index, mol)
+
+
 def _read_sdf(path: Path) -> list[Structure3D | InvalidInputError]:
     from rdkit import Chem
 
-    handle = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
     out: list[Structure3D | InvalidInputError] = []
-    with handle:
-        for i, mol in enumerate(Chem.ForwardSDMolSupplier(handle, removeHs=False)):
-            if mol is None:
-                out.append(InvalidInputError(f"record {i}: RDKit could not read the molblock"))
-                continue
-            info = mol.GetPropsAsDict()
-            try:
-                info.setdefault("smiles", Chem.MolToSmiles(Chem.RemoveHs(mol)))
-            except Exception:  # noqa: BLE001 - a SMILES is only a label here
-                pass
-            try:
-                out.append(from_rdkit(mol, info))
-            except InvalidInputError as exc:
-                out.append(InvalidInputError(f"record {i}: {exc}"))
+    for record in iter_sdf_records(path, remove_hs=False):
+        if record.error is not None:
+            out.append(record.error)
+            continue
+        mol = record.mol
+        info = mol.GetPropsAsDict()
+        try:
+            info.setdefault("smiles", Chem.MolToSmiles(Chem.RemoveHs(mol)))
+        except Exception:  # noqa: BLE001 - a SMILES is only a label here
+            pass
+        try:
+            out.append(from_rdkit(mol, info))
+        except InvalidInputError as exc:
+            out.append(InvalidInputError(f"SDF record {record.index} of {path}: {exc}"))
     return out
 
 

@@ -82,11 +82,9 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
         progress=not args.no_progress,
     )
-    metrics = run_finetune(request)
-    print(
-        json.dumps(
-            {p: metrics[p]["ensemble"] for p in ("train", "val", "test") if p in metrics}, indent=2
-        )
-    )
-    print(f"fine-tuned artifact written to {args.out}")
+    result = run_finetune(request)
+    if result.written:  # data parallel: the ranks > 0 wrote nothing and stay quiet
+        parts = [p for p in ("train", "val", "test") if p in result.metrics]
+        print(json.dumps({p: result.ensemble(p) for p in parts}, indent=2))
+        print(f"fine-tuned artifact written to {args.out}")
     return 0

@@ -6,7 +6,16 @@ import argparse
 import json
 
 from molprop.featurize import FeaturizerConfig
-from molprop.models.config import PRESETS, ModelConfig, TrainConfig
+from molprop.models.config import (
+    MLP_KINDS,
+    PRESETS,
+    TASK_TYPES,
+    TOKEN_KINDS,
+    WEIGHT_DECAY_ON,
+    ModelConfig,
+    TaskConfig,
+    TrainConfig,
+)
 
 _M = ModelConfig.__dataclass_fields__
 _T = TrainConfig()
@@ -19,7 +28,11 @@ def add_data_args(p: argparse.ArgumentParser, targets_required: bool = True) -> 
     g.add_argument(
         "--target-columns", nargs="+", required=targets_required, help="target column(s)"
     )
-    g.add_argument("--task-type", choices=["regression", "classification"], default="regression")
+    g.add_argument(
+        "--task-type",
+        choices=list(TASK_TYPES),
+        default=TaskConfig.__dataclass_fields__["task_type"].default,
+    )
     g.add_argument("--units", nargs="+", default=[], help="unit of each target (for the card)")
     g.add_argument(
         "--invalid",
@@ -52,7 +65,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="named starting point: default, or small (the shipped models' size: "
         "~3.5x less CPU time per epoch); explicit flags override its values",
     )
-    g.add_argument("--model", choices=["esa", "nsa"], default=_M["token_kind"].default)
+    g.add_argument("--model", choices=list(TOKEN_KINDS), default=_M["token_kind"].default)
     # preset-able settings default to None: filled from the preset, else the dataclass default
     g.add_argument(
         "--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_M['layers'].default!r})"
@@ -62,7 +75,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--heads", type=int, default=None, help=f"default {_M['heads'].default}")
     g.add_argument("--num-seeds", type=int, default=None, help=f"default {_M['num_seeds'].default}")
-    g.add_argument("--mlp", choices=["standard", "swiglu"], default=_M["mlp_kind"].default)
+    g.add_argument("--mlp", choices=list(MLP_KINDS), default=_M["mlp_kind"].default)
     g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
     g.add_argument("--dropout", type=float, default=None, help=f"default {_M['dropout'].default}")
     g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
@@ -93,6 +106,13 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--batch-size", type=int, default=None, help=f"default {_T.batch_size}")
     g.add_argument("--lr", type=float, default=None, help=f"default {_T.lr:g}")
     g.add_argument("--weight-decay", type=float, default=_T.weight_decay)
+    g.add_argument(
+        "--weight-decay-on",
+        choices=list(WEIGHT_DECAY_ON),
+        default=_T.weight_decay_on,
+        help="matrices: decay only Linear weight matrices (not biases, LayerNorm, PMA seeds); "
+        f"all: every parameter (default {_T.weight_decay_on})",
+    )
     g.add_argument("--patience", type=int, default=_T.patience, help="early-stopping patience")
     g.add_argument(
         "--ema-epochs",
@@ -161,6 +181,7 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
         batch_size=_pick(args, "train", "batch_size", _T.batch_size),
         lr=_pick(args, "train", "lr", _T.lr),
         weight_decay=args.weight_decay,
+        weight_decay_on=args.weight_decay_on,
         patience=args.patience,
         bf16=args.bf16,
         seed=args.seed,

@@ -26,7 +26,8 @@ def add_parser(sub, name: str) -> None:
     p.add_argument(
         "--input",
         required=True,
-        help="CSV/TSV (optionally .gz) with a SMILES column, SMI or SDF file",
+        help="CSV/TSV (optionally .gz) with a SMILES column, SMI or SDF file; for a 3D model "
+        "also a structure file (extxyz, SDF, ...: one row per record, its own coordinates)",
     )
     p.add_argument("--smiles-column", default="smiles")
     p.add_argument(
@@ -83,9 +84,10 @@ def same_file(a: str | Path, b: str | Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from molprop.chem.structures import is_structure_path
     from molprop.errors import ConfigError
     from molprop.inference.predictor import Predictor
-    from molprop.inference.streaming import commit_output, partial_path, stage_output
+    from molprop.io.sink import commit_output, partial_path, stage_output
 
     if args.chunk_size < 1 or args.num_workers < 0:
         raise ConfigError("--chunk-size must be >= 1 and --num-workers >= 0")
@@ -98,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
                 "choose another output file"
             )
     predictor = Predictor.from_pretrained(args.model)
-    reader = getattr(predictor.featurizer, "predict_file", None)
-    structure_file = reader is not None and not args.input.endswith((".csv", ".csv.gz"))
+    # a 3D model reads a structure file's own coordinates; SMILES inputs (and SDF for a 2D
+    # model, as SMILES + properties) are streamed
+    structure_file = predictor.reads_structures and is_structure_path(args.input)
     distributed = args.devices * args.num_nodes > 1 or args.strategy != "auto"
     progress = not (args.no_progress or os.environ.get("MOLPROP_NO_PROGRESS"))
     if distributed and structure_file:
@@ -109,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         )
     staged = stage_output(args.output, args.resume)
     try:
-        counts, n = _predict(args, predictor, staged, reader, structure_file, distributed, progress)
+        counts, n = _predict(args, predictor, staged, structure_file, distributed, progress)
     except BaseException:
         if staged.exists():
             log.warning(
@@ -128,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _predict(
-    args, predictor, staged: Path, reader, structure_file: bool, distributed: bool, progress: bool
+    args, predictor, staged: Path, structure_file: bool, distributed: bool, progress: bool
 ) -> tuple[dict, int | None]:
     """Predict ``args.input`` into ``staged`` -> (status counts, rows); rows None on the
     ranks other than 0 of a distributed run."""
@@ -155,7 +158,7 @@ def _predict(
             return {}, None
         return summary.status, summary.rows_total
     if structure_file:
-        out = reader(predictor, args.input, batch_size=args.batch_size)
+        out = predictor.predict_structure_file(args.input, batch_size=args.batch_size)
         suffix = Path(args.output).suffix.lower()  # compression as pandas infers it
         out.to_csv(staged, index=False, compression=_COMPRESSION.get(suffix))
         return out["status"].value_counts().to_dict(), len(out)

@@ -49,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
         per_atom=args.per_atom,
         progress=not args.no_progress,
     )
-    metrics = run_train(request)
-    summary = {part: metrics[part]["ensemble"] for part in ("train", "val", "test")}
-    print(json.dumps(summary, indent=2))
-    print(f"artifact written to {args.out}")
+    result = run_train(request)
+    if result.written:  # data parallel: the ranks > 0 wrote nothing and stay quiet
+        summary = {part: result.ensemble(part) for part in ("train", "val", "test")}
+        print(json.dumps(summary, indent=2))
+        print(f"artifact written to {args.out}")
     return 0

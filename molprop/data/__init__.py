@@ -1,10 +1,12 @@
-"""Datasets: tables, splits, target scaling, collation and size-bucketed loading."""
+"""Training data in memory: splits, target scaling, collation and size-bucketed loading.
+
+Reading tables and files is :mod:`molprop.io` (``molprop.io.table.load_molecule_table`` etc.).
+"""
 
 from molprop.data.batch import GraphBatch, collate_graphs
 from molprop.data.loader import GraphDataset, SizeBucketBatchSampler, make_loader
 from molprop.data.scaling import TargetScaler
 from molprop.data.splits import Split, make_split
-from molprop.io.table import MoleculeTable, RowIssue, load_molecule_table, read_table
 
 __all__ = [
     "GraphBatch",
@@ -15,8 +17,4 @@ __all__ = [
     "TargetScaler",
     "Split",
     "make_split",
-    "MoleculeTable",
-    "RowIssue",
-    "load_molecule_table",
-    "read_table",
 ]

@@ -1,4 +1,7 @@
-"""Target standardisation, fitted on the training split only."""
+"""Target standardisation, fitted on the training split only: the one implementation of the
+scaling (training targets go through :meth:`TargetScaler.transform`, predictions back through
+:meth:`TargetScaler.inverse`). Its statistics are stored in ``config.json`` as
+``task.scaler_mean`` / ``task.scaler_std`` (``molprop.models.config.TaskConfig.scaler``)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TargetScaler:
-    """Per-target ``(y - mean) / std``; identity for classification targets."""
+    """Per-target ``(y - mean) / std``; identity for classification targets.
+
+    Shapes: ``transform(y)`` / ``inverse(z)``: (..., T) -> (..., T)."""
 
     mean: tuple[float, ...]
     std: tuple[float, ...]
@@ -28,20 +33,12 @@ class TargetScaler:
         return cls((0.0,) * n_targets, (1.0,) * n_targets)
 
     def transform(self, y: np.ndarray) -> np.ndarray:
+        """Target units -> standardised values (what the model is trained on)."""
         return (y - np.asarray(self.mean)) / np.asarray(self.std)
 
-    def inverse(self, y: np.ndarray) -> np.ndarray:
-        return y * np.asarray(self.std) + np.asarray(self.mean)
-
-    def inverse_std(self, s: np.ndarray) -> np.ndarray:
-        return s * np.asarray(self.std)
-
-    def to_dict(self) -> dict:
-        return {"mean": list(self.mean), "std": list(self.std)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> TargetScaler:
-        return cls(tuple(data["mean"]), tuple(data["std"]))
+    def inverse(self, z: np.ndarray) -> np.ndarray:
+        """Standardised values (model outputs) -> target units."""
+        return z * np.asarray(self.std) + np.asarray(self.mean)
 
 
 __all__ = ["TargetScaler"]

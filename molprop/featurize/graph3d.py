@@ -24,21 +24,13 @@ cannot be embedded is an ``InvalidInputError`` for its row.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from molprop.chem.conformers import embed_molecule
-from molprop.chem.structures import (
-    Structure3D,
-    is_structure_path,
-    read_structures,
-    to_structure,
-)
+from molprop.chem.structures import Structure3D, to_structure
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.featurize import register_featurizer
 from molprop.featurize.atoms import one_hot
@@ -50,7 +42,6 @@ from molprop.featurize.radius import (
     periodic_neighbors,
 )
 from molprop.graph import MolGraph
-from molprop.io.table import MoleculeTable, RowIssue, load_molecule_table, read_table
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +51,6 @@ ELEMENTS_3D: tuple[int, ...] = tuple(range(1, 95))
 OC20_TAGS: tuple[int, ...] = (0, 1, 2)
 DEFAULT_CUTOFF_MOLECULE = 5.0
 DEFAULT_CUTOFF_PERIODIC = 6.0
-_RECORD = "__record__"
 
 
 @dataclass(frozen=True)
@@ -166,65 +156,6 @@ class Graph3DFeaturizer:
             edge_vec_shift=nl.shift.astype(np.float32) if s.periodic else None,
         )
 
-    # ----------------------------------------------------------------- pipeline hooks
-    def load_table(
-        self,
-        data: str | Path | pd.DataFrame,
-        smiles_column: str,
-        target_columns: Sequence[str],
-        invalid: str = "skip",
-    ) -> MoleculeTable:
-        """CSV of SMILES (conformers embedded) or a structure file (one record per frame;
-        extxyz info keys / SDF properties are the columns). Bad frames become RowIssues."""
-        if not is_structure_path(data):
-            return load_molecule_table(
-                data, smiles_column, target_columns, self.from_smiles, invalid=invalid
-            )
-        records = read_structures(data)
-        frame, labels = _record_frame(records, smiles_column)
-        for col in target_columns:
-            if col not in frame.columns:
-                frame[col] = ""  # load_molecule_table names the missing column below
-        text = frame.copy()
-        for col in target_columns:
-            text[col] = ["" if pd.isna(v) else str(v) for v in frame[col].tolist()]
-        text[_RECORD] = [f"{label} [record {i}]" for i, label in enumerate(labels)]
-
-        def featurize(key: str) -> MolGraph:
-            record = records[int(key.rsplit("[record ", 1)[1].rstrip("]"))]
-            if isinstance(record, Exception):
-                raise record
-            return self(record)
-
-        table = load_molecule_table(text, _RECORD, target_columns, featurize, invalid=invalid)
-        table.smiles = [labels[r] for r in table.rows]
-        table.invalid = [RowIssue(i.row, labels[i.row], i.reason) for i in table.invalid]
-        table.frame = frame
-        return table
-
-    def predict_file(self, predictor: Any, path: str | Path, batch_size: int = 256) -> pd.DataFrame:
-        """One row per record of a structure file, in order: ``record``, ``label``, the record's
-        info columns, then the prediction columns with ``status`` / ``error``."""
-        if not is_structure_path(path):  # a SMILES table (.smi, .tsv) for a 3D model
-            return predictor.predict_frame(read_table(path), "smiles", batch_size)
-        records = read_structures(path)
-        frame, _ = _record_frame(records, "smiles")
-        items: list[MolGraph | Exception] = []
-        for record in records:
-            if isinstance(record, Exception):
-                items.append(record)
-                continue
-            try:
-                items.append(self(record))
-            except InvalidInputError as exc:
-                items.append(exc)
-            except Exception as exc:  # reported per row, never raised
-                items.append(RuntimeError(f"{type(exc).__name__}: {exc}"))
-        preds = predictor.predict_graphs(items, batch_size)
-        for col in preds.columns:
-            frame[col] = preds[col].values
-        return frame
-
 
 def _drop_hydrogens(s: Structure3D) -> Structure3D:
     keep = s.numbers != 1
@@ -239,25 +170,6 @@ def _drop_hydrogens(s: Structure3D) -> Structure3D:
         fixed=None if s.fixed is None else s.fixed[keep],
         info=s.info,
     )
-
-
-def _record_frame(
-    records: Sequence[Structure3D | Exception], label_key: str
-) -> tuple[pd.DataFrame, list[str]]:
-    """(frame with ``record``, ``label`` and every info key; label of each record)."""
-    labels, rows = [], []
-    for i, r in enumerate(records):
-        if isinstance(r, Exception):
-            info = dict(getattr(r, "info", {}))
-            labels.append(str(info.get(label_key, f"record {i}")))
-            rows.append(info)
-        else:
-            labels.append(str(r.info[label_key]) if label_key in r.info else r.label())
-            rows.append(dict(r.info))
-    info = pd.DataFrame(rows)
-    frame = pd.DataFrame({"record": np.arange(len(records)), "label": labels})
-    frame = pd.concat([frame, info.drop(columns=["record", "label"], errors="ignore")], axis=1)
-    return frame, labels
 
 
 register_featurizer("3d", Graph3DFeaturizer)

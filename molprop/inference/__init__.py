@@ -1,11 +1,23 @@
 """Loading artifacts and predicting with per-row status (never imports training code)."""
 
 from molprop.artifact.resolve import resolve_model
-from molprop.inference.predictor import (
+from molprop.inference.predictor import Predictor
+from molprop.inference.rows import (
     STATUS_ERROR,
     STATUS_INVALID,
     STATUS_OK,
-    Predictor,
+    STATUSES,
+    RowPrediction,
+    failure_status,
 )
 
-__all__ = ["Predictor", "resolve_model", "STATUS_OK", "STATUS_INVALID", "STATUS_ERROR"]
+__all__ = [
+    "Predictor",
+    "RowPrediction",
+    "resolve_model",
+    "failure_status",
+    "STATUSES",
+    "STATUS_OK",
+    "STATUS_INVALID",
+    "STATUS_ERROR",
+]

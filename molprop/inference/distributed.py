@@ -37,12 +37,11 @@ from tqdm.auto import tqdm
 
 from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.inference.streaming import (
-    StreamSummary,
+from molprop.inference.streaming import StreamSummary
+from molprop.io.readers import count_records, iter_chunks
+from molprop.io.sink import (
     append_checked,
     complete_records,
-    count_records,
-    iter_chunks,
     prepare_output,
     release_freed_memory,
 )

@@ -22,15 +22,21 @@ from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.resolve import resolve_model
 from molprop.artifact.store import load_config, load_members
 from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
-from molprop.errors import ConfigError, InvalidInputError, PredictionCancelled
+from molprop.chem.structures import (
+    STRUCTURE_SUFFIXES,
+    Structure3D,
+    is_structure_path,
+    read_structures,
+)
+from molprop.errors import ConfigError, DataError, InvalidInputError, PredictionCancelled
 from molprop.featurize import build_featurizer
 from molprop.graph import MolGraph
+from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
+from molprop.io.structures import structure_frame
 from molprop.io.table import featurize_rows
 from molprop.models.predict import predict_targets
 
 log = logging.getLogger(__name__)
-
-STATUS_OK, STATUS_INVALID, STATUS_ERROR = "ok", "invalid_input", "error"
 
 
 class Predictor:
@@ -61,6 +67,13 @@ class Predictor:
     def task_type(self) -> str:
         return self.config.task.task_type
 
+    @property
+    def reads_structures(self) -> bool:
+        """True for a model with the 3D featuriser: besides SMILES (conformers embedded) it
+        predicts structures with their own coordinates (:meth:`predict_structures`,
+        :meth:`predict_structure_file`)."""
+        return self.config.featurizer.kind == "3d"
+
     def featurize(self, inputs: Sequence[object]) -> list[MolGraph | Exception]:
         return featurize_rows(inputs, self.featurizer.from_smiles)
 
@@ -82,10 +95,8 @@ class Predictor:
         error = np.full(n, "", dtype=object)
         ok = []
         for i, item in enumerate(items):
-            if isinstance(item, InvalidInputError):
-                status[i], error[i] = STATUS_INVALID, str(item)
-            elif isinstance(item, Exception):
-                status[i], error[i] = STATUS_ERROR, str(item)
+            if isinstance(item, Exception):
+                status[i], error[i] = failure_status(item), str(item)
             else:
                 ok.append(i)
         if ok:
@@ -172,15 +183,10 @@ class Predictor:
     ) -> pd.DataFrame:
         """``ase.Atoms`` / pymatgen ``Molecule`` or ``Structure`` objects -> one row each, in
         order (``label``, targets, ``status``, ``error``). Needs a model with a 3D featuriser."""
-        from_structure = getattr(self.featurizer, "from_structure", None)
-        if from_structure is None:
-            kind = self.config.featurizer.kind
-            raise ConfigError(
-                f"model {self.directory} uses the {kind!r} featurizer; "
-                "structures need a model trained with --featurizer 3d"
-            )
+        self._require_structures()
         structures = list(structures)
-        out = self.predict_graphs(featurize_rows(structures, from_structure), batch_size)
+        items = featurize_rows(structures, self.featurizer.from_structure)
+        out = self.predict_graphs(items, batch_size)
         labels = [
             s.get_chemical_formula()
             if hasattr(s, "get_chemical_formula")
@@ -189,6 +195,36 @@ class Predictor:
         ]
         out.insert(0, "label", labels)
         return out
+
+    def predict_structure_file(self, path: str | Path, batch_size: int = 256) -> pd.DataFrame:
+        """One row per record of a structure file (extxyz, SDF, ...; see
+        :func:`~molprop.chem.structures.read_structures`), in order: ``record``, ``label``, the
+        record's info columns, then the prediction columns with ``status`` / ``error`` (an
+        unreadable record is its row's ``invalid_input``). Needs a model with a 3D featuriser."""
+        self._require_structures()
+        if not is_structure_path(path):
+            endings = ", ".join(STRUCTURE_SUFFIXES)
+            raise DataError(f"{path} is not a structure file ({endings}, optionally .gz)")
+        records = read_structures(path)
+        frame, _ = structure_frame(records, "smiles")
+
+        def featurize_record(record: Structure3D | Exception) -> MolGraph:
+            if isinstance(record, Exception):
+                raise record  # reported in its row
+            return self.featurizer.from_structure(record)
+
+        preds = self.predict_graphs(featurize_rows(records, featurize_record), batch_size)
+        for col in preds.columns:
+            frame[col] = preds[col].values
+        return frame
+
+    def _require_structures(self) -> None:
+        if not self.reads_structures:
+            kind = self.config.featurizer.kind
+            raise ConfigError(
+                f"model {self.directory} uses the {kind!r} featurizer; "
+                "structures need a model trained with --featurizer 3d"
+            )
 
     def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> None:
         """Add the bool ``in_domain`` column (False for failed rows) if the artifact has a

@@ -1,7 +1,7 @@
 """Reading molecule tables (CSV) into featurised records with per-row error reports.
 
 Nothing is dropped silently: every row that cannot be used appears in ``invalid`` with its row
-number, its SMILES and the reason.
+number, its SMILES and the reason; a blank line is such a row (an empty SMILES).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from molprop.errors import DataError, InvalidInputError
 from molprop.graph import MolGraph
+from molprop.io.readers import csv_frames, csv_separator, require_columns
 
 log = logging.getLogger(__name__)
 
@@ -73,24 +74,22 @@ class MoleculeTable:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV (optionally gzipped) with every column as text first."""
+    """Read a whole CSV / TSV (``.gz``, ``.bz2``, ``.xz`` too; ``.smi`` as tab-separated with a
+    header), every column as text.
+
+    Same parser as streaming prediction (:func:`molprop.io.readers.csv_frames`): every line
+    after the header is a row, so data row i is file line i + 2 (quoted line breaks aside). A
+    blank line is a row of empty fields (an empty SMILES, reported per row by
+    :func:`load_molecule_table`), never dropped; a row whose field count differs from the
+    header's is a :class:`DataError` naming its line."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"data file not found: {path}")
-    sep = "\t" if ".tsv" in path.suffixes or path.suffix == ".smi" else ","
-    try:
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-    except Exception as exc:  # pandas raises many error types
-        raise DataError(f"could not read {path}: {exc}") from exc
-
-
-def require_columns(frame: pd.DataFrame, columns: Sequence[str], path: object = None) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        where = path if isinstance(path, (str, Path)) else "table"
-        raise DataError(
-            f"column(s) {missing} not found in {where}; available: {list(frame.columns)}"
-        )
+    sep = "\t" if path.suffix.lower() == ".smi" else csv_separator(path)
+    frames = list(csv_frames(path, sep=sep))
+    if not frames:
+        raise DataError(f"could not read {path}: the file is empty (no header line)")
+    return frames[0]
 
 
 def parse_target(value: object, column: str) -> float:

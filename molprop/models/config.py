@@ -1,14 +1,51 @@
-"""Model, task and artifact configuration: frozen dataclasses <-> JSON."""
+"""Model, task and training configuration: frozen dataclasses <-> JSON (``config.json``).
+
+Each setting has one home: the architecture in :class:`ModelConfig` (its attention-block
+settings handed to ``molprop.nn`` as one typed :class:`~molprop.nn.attention.BlockConfig`), what
+is predicted -- task type, targets, units, target scaling -- in :class:`TaskConfig` (the scaling
+applied by :class:`~molprop.data.scaling.TargetScaler`), optimisation in :class:`TrainConfig`.
+String options are ``Literal`` types, checked when a config is made.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, Literal, get_args
 
+from molprop.data.scaling import TargetScaler
 from molprop.errors import ConfigError
+from molprop.nn.attention import MLP_KINDS, BlockConfig, MlpKind
+from molprop.nn.edge_sets import TOKEN_KINDS, TokenKind
+from molprop.nn.heads import TASK_TYPES, TaskType
 
-TASK_TYPES = ("regression", "classification")
+WeightDecayOn = Literal["matrices", "all"]
+WEIGHT_DECAY_ON: tuple[str, ...] = get_args(WeightDecayOn)
+
+__all__ = [
+    "MLP_KINDS",
+    "PRESETS",
+    "TASK_TYPES",
+    "TOKEN_KINDS",
+    "WEIGHT_DECAY_ON",
+    "BlockConfig",
+    "MlpKind",
+    "ModelConfig",
+    "TaskConfig",
+    "TaskType",
+    "TokenKind",
+    "TrainConfig",
+    "WeightDecayOn",
+    "parse_layers",
+]
+
+_BLOCK = BlockConfig()  # the attention-block defaults (ModelConfig repeats them as flat fields)
+
+
+def check_choice(what: str, value: object, choices: tuple[str, ...]) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is one of ``choices`` (a Literal's values)."""
+    if value not in choices:
+        raise ConfigError(f"{what} must be one of {choices}, got {value!r}")
 
 
 def from_dict_strict(cls: type, data: dict[str, Any]) -> Any:
@@ -39,29 +76,36 @@ def parse_layers(pattern: str) -> tuple[str, str]:
 class ModelConfig:
     """Architecture of one ESA/NSA model.
 
-    ``token_kind`` esa|nsa; ``layers`` e.g. ``"MSMSMP S"``; ``size_path`` gives the head
-    log1p(token and node counts) and a scaled token sum (see ``molprop.nn.readout``);
-    ``n_extra`` per-graph features appended before the head (label/embedding augmentation);
-    ``learnable_rbf`` K > 0 appends K learnable Gaussians of the 3D edge length (cut off at
-    ``rbf_cutoff`` Å) to the edge features (see ``molprop.nn.distance_basis``);
-    ``size_linear`` adds the counts / SUM_SCALE to the size path (configs written before this
-    option existed load with it off, so their weights keep their meaning).
+    ``token_kind`` esa|nsa; ``layers`` e.g. ``"MSMSMP S"``; ``heads`` ... ``attn_dropout`` the
+    attention-block settings (:attr:`block`); ``size_path`` gives the head log1p(token and node
+    counts) and a scaled token sum (see ``molprop.nn.readout``); ``n_extra`` per-graph features
+    appended before the head (label/embedding augmentation); ``learnable_rbf`` K > 0 appends K
+    learnable Gaussians of the 3D edge length (cut off at ``rbf_cutoff`` Å) to the edge features
+    (see ``molprop.nn.distance_basis``); ``size_linear`` adds the counts / SUM_SCALE to the size
+    path (configs written before this option existed load with it off, so their weights keep
+    their meaning).
+
+    The task type is not an architecture setting: it lives in :class:`TaskConfig` (only the
+    loss and the output transform use it). ``config.json`` files written before issue 16 carry a
+    copy in ``model.task_type``; :meth:`from_dict` checks that it is a known task type and drops
+    it. :meth:`to_dict` no longer writes it: earlier molprop versions read a missing
+    ``model.task_type`` as ``"regression"`` and never use it to predict (only their training
+    loss did), so they still load and predict with files written now.
     """
 
     node_dim: int
     edge_dim: int
     n_tasks: int
-    task_type: str = "regression"
-    token_kind: str = "esa"
+    token_kind: TokenKind = "esa"
     hidden_dim: int = 128
-    heads: int = 8
+    heads: int = _BLOCK.heads
     layers: str = "MSMSMP S"
     num_seeds: int = 32
-    mlp_kind: str = "standard"
-    mlp_mult: int = 2
-    pre_ln: bool = True
-    dropout: float = 0.0
-    attn_dropout: float = 0.0
+    mlp_kind: MlpKind = _BLOCK.mlp_kind
+    mlp_mult: int = _BLOCK.mlp_mult
+    pre_ln: bool = _BLOCK.pre_ln
+    dropout: float = _BLOCK.dropout
+    attn_dropout: float = _BLOCK.attn_dropout
     size_path: bool = True
     n_extra: int = 0
     head_hidden: int = 256
@@ -71,33 +115,61 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
-        if self.token_kind not in ("esa", "nsa"):
-            raise ConfigError(f"model must be 'esa' or 'nsa', got {self.token_kind!r}")
-        if self.task_type not in TASK_TYPES:
-            raise ConfigError(f"task type must be one of {TASK_TYPES}, got {self.task_type!r}")
+        check_choice("token kind (model)", self.token_kind, TOKEN_KINDS)
+        _ = self.block  # BlockConfig checks heads, MLP kind and dropouts
         if self.hidden_dim % self.heads:
             raise ConfigError(f"hidden dim {self.hidden_dim} not divisible by {self.heads} heads")
-        if self.mlp_kind not in ("standard", "swiglu"):
-            raise ConfigError(f"MLP kind must be standard or swiglu, got {self.mlp_kind!r}")
+
+    @property
+    def block(self) -> BlockConfig:
+        """The settings shared by every attention block, as ``molprop.nn`` takes them."""
+        return BlockConfig(
+            heads=self.heads,
+            mlp_mult=self.mlp_mult,
+            mlp_kind=self.mlp_kind,
+            pre_ln=self.pre_ln,
+            dropout=self.dropout,
+            attn_dropout=self.attn_dropout,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        return from_dict_strict(cls, {"size_linear": False, **data})  # absent: legacy artifact
+        data = {"size_linear": False, **data}  # absent: legacy artifact
+        if "task_type" in data:  # legacy copy of TaskConfig.task_type (see class docstring)
+            check_choice("model.task_type", data.pop("task_type"), TASK_TYPES)
+        return from_dict_strict(cls, data)
 
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """What the model predicts: target names, units, type, scaling, per-atom training."""
+    """What the model predicts: target names, units, ``task_type`` (regression|classification,
+    its one home), target scaling and per-atom training.
+
+    ``scaler_mean`` / ``scaler_std`` are the stored statistics of :attr:`scaler`, the one
+    implementation of the scaling (``(y - mean) / std`` for training, its inverse for
+    predictions); classification tasks are not scaled (identity statistics).
+    """
 
     target_names: tuple[str, ...]
-    task_type: str = "regression"
+    task_type: TaskType = "regression"
     units: tuple[str, ...] = ()
     scaler_mean: tuple[float, ...] = ()
     scaler_std: tuple[float, ...] = ()
     per_atom: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice("task type", self.task_type, TASK_TYPES)
+        if len(self.scaler_mean) != len(self.scaler_std):
+            raise ConfigError(
+                f"scaler_mean has {len(self.scaler_mean)} values, scaler_std {len(self.scaler_std)}"
+            )
+
+    @property
+    def scaler(self) -> TargetScaler:
+        return TargetScaler(self.scaler_mean, self.scaler_std)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,7 +191,11 @@ class TrainConfig:
     parallel; gloo on CPU); ``batch_size`` is the global batch, split across ranks. ``resume``
     continues from the per-epoch checkpoint in the output directory. ``ema_epochs`` E > 0
     validates (and keeps) an exponential moving average of the weights over ~E epochs of steps
-    instead of the last step's weights (see ``models.lightning_module``); 0 turns it off.
+    instead of the last step's weights (see ``training.lightning_module``); 0 turns it off.
+    ``weight_decay_on`` ``"matrices"``: AdamW decays only the weight matrices of Linear layers
+    (not biases, LayerNorm weights, PMA seeds or distance-basis centres / widths); ``"all"``:
+    every trainable parameter (the only behaviour before issue 16; artifacts written before the
+    option existed load with it).
     """
 
     epochs: int = 120
@@ -138,13 +214,17 @@ class TrainConfig:
     num_nodes: int = 1
     strategy: str = "auto"
     resume: bool = False
+    weight_decay_on: WeightDecayOn = "matrices"
+
+    def __post_init__(self) -> None:
+        check_choice("weight_decay_on", self.weight_decay_on, WEIGHT_DECAY_ON)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        return from_dict_strict(cls, data)
+        return from_dict_strict(cls, {"weight_decay_on": "all", **data})  # absent: legacy
 
 
 #: Named starting points for ``molprop train / pretrain --preset NAME`` (explicit flags still

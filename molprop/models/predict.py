@@ -48,7 +48,7 @@ def forward_members(
     outputs: list[np.ndarray] = []
     for model in members:
         model.to(device).eval()
-        dim = model.embedding_dim if embed else model.config.n_tasks
+        dim = model.embedding_dim if embed else model.n_tasks
         outputs.append(np.zeros((len(graphs), dim), dtype=np.float64))
     for k, idx in enumerate(batches):  # each batch collated once, then run through every member
         batch = dataset.collate(idx).to(device)
@@ -61,13 +61,13 @@ def forward_members(
     return np.stack(outputs) if outputs else np.zeros((0, len(graphs), 0))
 
 
-def to_target_space(
-    raw: np.ndarray, task_type: str, mean: Sequence[float], std: Sequence[float]
-) -> np.ndarray:
-    """Model outputs -> target units (regression) or probabilities (classification)."""
-    if task_type == "classification":
+def to_target_space(raw: np.ndarray, task: TaskConfig) -> np.ndarray:
+    """Model outputs (..., T) -> target units (regression: ``task.scaler`` inverted; still per
+    atom for ``per_atom`` tasks, see :func:`predict_targets`) or probabilities (classification:
+    sigmoid of the logits)."""
+    if task.task_type == "classification":
         return 1.0 / (1.0 + np.exp(-raw))
-    return raw * np.asarray(std) + np.asarray(mean)
+    return task.scaler.inverse(raw)
 
 
 def per_atom_counts(graphs: Sequence[MolGraph]) -> np.ndarray:
@@ -89,7 +89,7 @@ def predict_targets(
     raw = forward_members(
         members, graphs, batch_size=batch_size, extra=extra, device=device, should_stop=should_stop
     )
-    values = to_target_space(raw, task.task_type, task.scaler_mean, task.scaler_std)
+    values = to_target_space(raw, task)
     if task.per_atom and task.task_type == "regression":
         values = values * per_atom_counts(graphs)[None]
     return values

@@ -1,6 +1,11 @@
-"""Attention-based graph layers: token sets and masks, MAB/SAB/PMA, encoder, readout, head."""
+"""Attention-based graph layers: token sets and masks, MAB/SAB/PMA, encoder, readout, head.
 
-from molprop.nn.attention import MAB, MLP, PMA, MultiHeadAttention
+Every public module documents its tensor shapes in a ``Shapes:`` section of its docstring
+(checked by ``tests/unit/nn/test_shapes_docstrings.py``).
+"""
+
+from molprop.nn.attention import MAB, MLP, PMA, BlockConfig, MultiHeadAttention
+from molprop.nn.distance_basis import LearnableGaussianBasis
 from molprop.nn.edge_sets import TokenSet, edge_token_set, node_token_set, token_set
 from molprop.nn.encoder import SetEncoder
 from molprop.nn.heads import PredictionHead, masked_loss
@@ -10,7 +15,9 @@ __all__ = [
     "MAB",
     "MLP",
     "PMA",
+    "BlockConfig",
     "MultiHeadAttention",
+    "LearnableGaussianBasis",
     "TokenSet",
     "edge_token_set",
     "node_token_set",

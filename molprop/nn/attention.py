@@ -19,15 +19,53 @@ single graph of 30,000 edges train on a CPU (``benchmarks/mask_scaling.py``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal, get_args
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from molprop.errors import ConfigError
+
+MlpKind = Literal["standard", "swiglu"]
+MLP_KINDS: tuple[str, ...] = get_args(MlpKind)
+
+
+@dataclass(frozen=True)
+class BlockConfig:
+    """Settings shared by every attention block of a model (encoder M/S blocks, PMA, the SABs
+    over the seeds): ``heads`` attention heads; ``mlp_mult`` MLP width / model width;
+    ``mlp_kind`` standard|swiglu; ``pre_ln`` pre-LN (else post-LN) blocks; ``dropout`` on the
+    MLP hidden layer and both residual branches; ``attn_dropout`` on the attention weights.
+    Built by ``ModelConfig.block`` (the JSON keeps these as flat ``model`` keys)."""
+
+    heads: int = 8
+    mlp_mult: int = 2
+    mlp_kind: MlpKind = "standard"
+    pre_ln: bool = True
+    dropout: float = 0.0
+    attn_dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.mlp_kind not in MLP_KINDS:
+            raise ConfigError(f"MLP kind must be one of {MLP_KINDS}, got {self.mlp_kind!r}")
+        if self.heads < 1 or self.mlp_mult < 1:
+            raise ConfigError(f"heads and mlp_mult must be >= 1, got {self.heads}, {self.mlp_mult}")
+        for name in ("dropout", "attn_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)}")
+
 
 class MLP(nn.Module):
-    """``standard``: Linear-GELU-Dropout-Linear; ``swiglu``: (SiLU(xW) * xV) U."""
+    """``standard``: Linear-GELU-Dropout-Linear; ``swiglu``: (SiLU(xW) * xV) U; hidden width
+    ``dim * mult``.
 
-    def __init__(self, dim: int, mult: int = 2, kind: str = "standard", dropout: float = 0.0):
+    Shapes:
+        x: (..., dim) -> (..., dim)
+    """
+
+    def __init__(self, dim: int, mult: int = 2, kind: MlpKind = "standard", dropout: float = 0.0):
         super().__init__()
         hidden = dim * mult
         self.kind = kind
@@ -36,7 +74,7 @@ class MLP(nn.Module):
         elif kind == "standard":
             self.gate = nn.Linear(dim, hidden)
         else:
-            raise ValueError(f"unknown MLP kind {kind!r} (standard, swiglu)")
+            raise ValueError(f"unknown MLP kind {kind!r} {MLP_KINDS}")
         self.out = nn.Linear(hidden, dim)
         self.dropout = nn.Dropout(dropout)
 
@@ -54,6 +92,14 @@ QUERY_CHUNK_ELEMENTS = 1 << 25  # mask entries per SDPA call (128 MiB as float32
 
 
 class MultiHeadAttention(nn.Module):
+    """Scaled dot-product attention over ``heads`` heads of width ``dim / heads``:
+    ``proj(concat_h softmax(Q_h K_h^T / sqrt(d/H) + mask) V_h)`` with Q = q(xq), [K, V] = kv(xkv).
+
+    Shapes:
+        xq: (B, Lq, dim); xkv: (B, Lk, dim);
+        mask: (B, Lq or 1, Lk) bool (True = may attend) or float bias -> (B, Lq, dim)
+    """
+
     def __init__(self, dim: int, heads: int, dropout: float = 0.0):
         super().__init__()
         if dim % heads:
@@ -92,26 +138,23 @@ class MultiHeadAttention(nn.Module):
 
 
 class MAB(nn.Module):
-    """Multihead attention block (see module docstring)."""
+    """Multihead attention block (see module docstring); SAB and the encoder's M blocks are MABs
+    with ``y = x``.
 
-    def __init__(
-        self,
-        dim: int,
-        heads: int,
-        mlp_mult: int = 2,
-        mlp_kind: str = "standard",
-        pre_ln: bool = True,
-        dropout: float = 0.0,
-        attn_dropout: float = 0.0,
-    ):
+    Shapes:
+        x: (B, Lq, dim) queries; y: (B, Lk, dim) keys/values;
+        mask: (B, Lq or 1, Lk) -> (B, Lq, dim)
+    """
+
+    def __init__(self, dim: int, block: BlockConfig = BlockConfig()):
         super().__init__()
-        self.pre_ln = pre_ln
+        self.pre_ln = block.pre_ln
         self.ln_q = nn.LayerNorm(dim)
-        self.ln_kv = nn.LayerNorm(dim) if pre_ln else nn.Identity()
+        self.ln_kv = nn.LayerNorm(dim) if block.pre_ln else nn.Identity()
         self.ln_mlp = nn.LayerNorm(dim)
-        self.attn = MultiHeadAttention(dim, heads, attn_dropout)
-        self.mlp = MLP(dim, mlp_mult, mlp_kind, dropout)
-        self.dropout = nn.Dropout(dropout)
+        self.attn = MultiHeadAttention(dim, block.heads, block.attn_dropout)
+        self.mlp = MLP(dim, block.mlp_mult, block.mlp_kind, block.dropout)
+        self.dropout = nn.Dropout(block.dropout)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.pre_ln:
@@ -122,15 +165,19 @@ class MAB(nn.Module):
 
 
 class PMA(nn.Module):
-    """Pooling by multihead attention with ``num_seeds`` learnable seed vectors."""
+    """Pooling by multihead attention: ``MAB(S, X, key_mask)`` with k = ``num_seeds`` learnable
+    seed vectors S (xavier-uniform initialised) as the queries.
 
-    def __init__(self, dim: int, num_seeds: int, **mab_kwargs):
+    Shapes:
+        x: (B, L, dim); key_mask: (B, 1, L) True for real tokens -> (B, k, dim)
+    """
+
+    def __init__(self, dim: int, num_seeds: int, block: BlockConfig = BlockConfig()):
         super().__init__()
         self.seeds = nn.Parameter(torch.empty(1, num_seeds, dim))
         nn.init.xavier_uniform_(self.seeds)
-        self.mab = MAB(dim, **mab_kwargs)
+        self.mab = MAB(dim, block)
 
     def forward(self, x: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
-        """x: (B, L, d); key_mask: (B, 1, L) -> (B, k, d)."""
         seeds = self.seeds.expand(x.shape[0], -1, -1)
         return self.mab(seeds, x, key_mask)

@@ -32,6 +32,13 @@ def edge_lengths(batch: GraphBatch) -> torch.Tensor:
 
 
 class LearnableGaussianBasis(nn.Module):
+    """K = ``num_gaussians`` Gaussians of an edge length with trained centres and widths, times
+    the cosine cutoff envelope at ``cutoff`` Å (see module docstring).
+
+    Shapes:
+        d: (E,) edge lengths in Å -> (E, K)
+    """
+
     def __init__(self, num_gaussians: int, cutoff: float):
         super().__init__()
         self.cutoff = float(cutoff)

@@ -30,10 +30,15 @@ Masks are built per graph as a (B, L_max, L_max) tensor: cost grows with B * L_m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import torch
 
 from molprop.data.batch import GraphBatch
+
+#: ``esa``: one token per directed edge; ``nsa``: one token per node.
+TokenKind = Literal["esa", "nsa"]
+TOKEN_KINDS: tuple[str, ...] = get_args(TokenKind)
 
 
 @dataclass
@@ -236,7 +241,7 @@ def node_token_set(batch: GraphBatch) -> TokenSet:
     return TokenSet(batch.x, graph, position, valid, mask, counts)
 
 
-def token_set(batch: GraphBatch, kind: str) -> TokenSet:
+def token_set(batch: GraphBatch, kind: TokenKind) -> TokenSet:
     """``kind`` is ``"esa"`` (edge tokens) or ``"nsa"`` (node tokens)."""
     if kind == "esa":
         return edge_token_set(batch)
@@ -245,6 +250,6 @@ def token_set(batch: GraphBatch, kind: str) -> TokenSet:
     raise ValueError(f"unknown token kind {kind!r}")
 
 
-def token_input_dim(kind: str, node_dim: int, edge_dim: int) -> int:
+def token_input_dim(kind: TokenKind, node_dim: int, edge_dim: int) -> int:
     """Width of ``TokenSet.features`` for a featuriser with these dimensions."""
     return 2 * node_dim + edge_dim + 1 if kind == "esa" else node_dim

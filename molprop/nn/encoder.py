@@ -12,26 +12,38 @@ import torch
 from torch import nn
 
 from molprop.data.batch import GraphBatch
-from molprop.nn.attention import MAB
+from molprop.nn.attention import MAB, BlockConfig
 from molprop.nn.distance_basis import LearnableGaussianBasis, edge_lengths
-from molprop.nn.edge_sets import TokenSet, token_input_dim, token_set
+from molprop.nn.edge_sets import TokenKind, TokenSet, token_input_dim, token_set
 
 
 class SetEncoder(nn.Module):
+    """Token set of a batch (``token_kind`` esa: edge tokens, nsa: node tokens; see
+    ``nn.edge_sets``) -> ``embed`` (Linear-GELU-Linear to ``dim``) -> one :class:`MAB` per letter
+    of ``pattern`` (``M``: structure mask, ``S``: padding mask) -> + the embedded tokens.
+    ``learnable_rbf`` K > 0 adds K learnable Gaussians of the 3D edge length
+    (:class:`LearnableGaussianBasis`) to each edge's (ESA) or, summed, each atom's (NSA) features.
+
+    Shapes:
+        batch: GraphBatch of B graphs -> h: (B, L_max, dim) token states (padded slots are
+        meaningless) and the TokenSet (L_max = most tokens in a graph of the batch)
+    """
+
     def __init__(
         self,
-        token_kind: str,
+        token_kind: TokenKind,
         node_dim: int,
         edge_dim: int,
         dim: int,
         pattern: str,
+        block: BlockConfig,
         learnable_rbf: int = 0,
         rbf_cutoff: float = 5.0,
-        **mab_kwargs,
     ):
         super().__init__()
         self.token_kind = token_kind
         self.pattern = pattern
+        self.dim = dim
         self.rbf = LearnableGaussianBasis(learnable_rbf, rbf_cutoff) if learnable_rbf else None
         k = learnable_rbf
         # ESA: learned channels join each edge's features; NSA: summed over each atom's edges
@@ -41,7 +53,7 @@ class SetEncoder(nn.Module):
             edge_dim + (k if token_kind == "esa" else 0),
         )
         self.embed = nn.Sequential(nn.Linear(in_dim, dim), nn.GELU(), nn.Linear(dim, dim))
-        self.blocks = nn.ModuleList(MAB(dim, **mab_kwargs) for _ in pattern)
+        self.blocks = nn.ModuleList(MAB(dim, block) for _ in pattern)
 
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, TokenSet]:
         """-> (B, L_max, dim) token states (padded slots are meaningless) and the TokenSet."""

@@ -6,14 +6,29 @@ Regression heads predict standardised targets; classification heads predict logi
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+#: What a head predicts: standardised values (regression) or logits (classification).
+TaskType = Literal["regression", "classification"]
+TASK_TYPES: tuple[str, ...] = get_args(TaskType)
+
 
 class PredictionHead(nn.Module):
+    """Linear-GELU-Dropout-Linear from the graph embedding (+ extra features) to one output
+    per task.
+
+    Shapes:
+        embedding: (B, in_dim) -> (B, n_tasks) standardised values (regression) or logits
+    """
+
     def __init__(self, in_dim: int, hidden: int, n_tasks: int, dropout: float = 0.0):
         super().__init__()
+        self.in_dim = in_dim
+        self.n_tasks = n_tasks
         self.net = nn.Sequential(
             nn.Linear(in_dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, n_tasks)
         )
@@ -23,9 +38,10 @@ class PredictionHead(nn.Module):
 
 
 def masked_loss(
-    pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, task_type: str
+    pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, task_type: TaskType
 ) -> torch.Tensor:
-    """Mean loss over labelled entries only. pred/target/mask: (B, T)."""
+    """Mean loss over labelled entries only: BCE with logits (classification) or squared error
+    (regression). pred/target/mask: (B, T) -> scalar."""
     if task_type == "classification":
         per = F.binary_cross_entropy_with_logits(pred, target, reduction="none")
     else:

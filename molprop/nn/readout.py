@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from molprop.data.batch import GraphBatch
-from molprop.nn.attention import MAB, PMA
+from molprop.nn.attention import MAB, PMA, BlockConfig
 from molprop.nn.edge_sets import TokenSet
 
 #: Fixed divisor of the token-state sum (a typical drug-like molecule has 30-100 tokens).
@@ -23,18 +23,29 @@ SUM_SCALE = 32.0
 
 
 class AttentionReadout(nn.Module):
+    """PMA with ``num_seeds`` seeds over the token states -> one SAB per letter of ``decoder``
+    over the seeds -> LayerNorm of the mean over seeds, then (``size_path``) the size signal of
+    the module docstring appended.
+
+    Shapes:
+        h: (B, L_max, dim) token states; tokens: their TokenSet; batch: the GraphBatch
+        (``n_nodes``) -> (B, out_dim), ``out_dim`` = dim, or 2 dim + 2 (+ 2 with ``size_linear``)
+        with the size path
+    """
+
     def __init__(
         self,
         dim: int,
         num_seeds: int,
         decoder: str,
-        size_path: bool,
+        block: BlockConfig,
+        size_path: bool = True,
         size_linear: bool = False,
-        **mab_kwargs,
     ):
         super().__init__()
-        self.pma = PMA(dim, num_seeds, **mab_kwargs)
-        self.sabs = nn.ModuleList(MAB(dim, **mab_kwargs) for _ in decoder)
+        self.dim = dim
+        self.pma = PMA(dim, num_seeds, block)
+        self.sabs = nn.ModuleList(MAB(dim, block) for _ in decoder)
         self.norm = nn.LayerNorm(dim)
         self.size_path = size_path
         self.size_proj = nn.Linear(dim, dim) if size_path else None
@@ -42,7 +53,6 @@ class AttentionReadout(nn.Module):
         self.out_dim = (2 * dim + 2 + 2 * self.size_linear) if size_path else dim
 
     def forward(self, h: torch.Tensor, tokens: TokenSet, batch: GraphBatch) -> torch.Tensor:
-        """h: (B, L_max, d) -> graph embedding (B, out_dim)."""
         seeds = self.pma(h, tokens.padding_mask)  # (B, k, d)
         seed_mask = torch.ones(seeds.shape[0], 1, seeds.shape[1], dtype=torch.bool, device=h.device)
         for sab in self.sabs:

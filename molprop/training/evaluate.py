@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from molprop.errors import DataError, InvalidInputError
-from molprop.inference.predictor import STATUS_OK, Predictor
+from molprop.inference import STATUS_OK, Predictor
 from molprop.io.table import parse_target, read_table, require_columns
 from molprop.training.metrics import compute_metrics
 

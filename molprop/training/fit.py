@@ -6,7 +6,8 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import lightning as L
@@ -17,7 +18,7 @@ from lightning.pytorch.loggers import CSVLogger
 
 from molprop.data.loader import GraphDataset, make_loader
 from molprop.graph import MolGraph
-from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
+from molprop.models.config import ModelConfig, TaskConfig, TaskType, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.models.predict import predict_targets
 from molprop.training.lightning_module import LitMolProp
@@ -41,6 +42,8 @@ def fit_member(
     log_dir: Path | None = None,
     progress: bool = True,
     max_epochs: int | None = None,
+    *,
+    task_type: TaskType,
 ) -> tuple[MolPropModel, dict]:
     """Train ``model`` in place (weights of the best validation epoch are restored).
 
@@ -64,11 +67,13 @@ def fit_member(
     monitor = "val_loss" if val is not None and len(val) > 0 else "train_loss"
     lit = LitMolProp(
         model,
+        task_type,
         lr=cfg.lr,
         weight_decay=cfg.weight_decay,
         lr_patience=cfg.lr_patience,
         monitor=monitor,
         ema_epochs=cfg.ema_epochs,
+        weight_decay_on=cfg.weight_decay_on,
     )
     callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
     if ckpt_dir is not None:
@@ -117,6 +122,52 @@ def fit_member(
     return model, summary
 
 
+#: ``make_member(index, seed)``: a fresh (or pretrained-initialised) member to train
+MemberFactory = Callable[[int, int], MolPropModel]
+
+
+@dataclass(frozen=True)
+class FittedEnsemble:
+    """Trained members (best epoch restored, on CPU, eval mode) and, per member, its training
+    summary from :func:`fit_member` (best epoch, best monitored loss, epochs run, seconds)."""
+
+    members: list[MolPropModel]
+    summaries: list[dict]
+
+
+def fit_ensemble(
+    make_member: MemberFactory,
+    train: GraphDataset,
+    val: GraphDataset | None,
+    cfg: TrainConfig,
+    out: Path,
+    progress: bool = True,
+    *,
+    task_type: TaskType,
+) -> FittedEnsemble:
+    """Train ``cfg.ensemble_size`` members: member ``m`` is ``make_member(m, cfg.seed + m)``,
+    trained by :func:`fit_member` with the same seed, logs (and resume state) in
+    ``out/logs/member_m``. An empty ``val`` counts as none (the training loss is monitored)."""
+    val = val if val is not None and len(val) > 0 else None
+    members, summaries = [], []
+    for m in range(cfg.ensemble_size):
+        seed = cfg.seed + m
+        log.info("training member %d/%d (seed %d)", m + 1, cfg.ensemble_size, seed)
+        model, summary = fit_member(
+            make_member(m, seed),
+            train,
+            val,
+            cfg,
+            seed,
+            Path(out) / "logs" / f"member_{m}",
+            progress,
+            task_type=task_type,
+        )
+        members.append(model)
+        summaries.append(summary)
+    return FittedEnsemble(members, summaries)
+
+
 def is_global_zero() -> bool:
     """True outside distributed runs and on global rank 0 (the rank that writes files)."""
     if torch.distributed.is_available() and torch.distributed.is_initialized():
@@ -147,4 +198,4 @@ def evaluate_split(
 
 def build_model(config: ModelConfig, seed: int) -> MolPropModel:
     torch.manual_seed(seed)
-    return MolPropModel(config)
+    return MolPropModel.from_config(config)

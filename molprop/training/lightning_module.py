@@ -1,6 +1,12 @@
 """Lightning wrapper: masked loss, AdamW, ReduceLROnPlateau halving, weight averaging (EMA),
 best-weight tracking.
 
+Weight decay (``weight_decay_on``): ``"matrices"`` decays only the ``weight`` matrices of
+``nn.Linear`` layers (nanoGPT-style groups; see :func:`decay_split`); biases, LayerNorm weights
+and biases, the PMA seed vectors and the learnable distance-basis centres / widths are not
+pulled towards 0 (a LayerNorm gain of 0 or a seed at the origin is no simpler a model). ``"all"``
+decays every trainable parameter (the behaviour before issue 16, kept by the shipped recipes).
+
 Weight averaging: with ``ema_epochs`` E > 0 the module keeps an exponential moving average of
 the trainable weights, updated after every optimiser step with decay ``1 - 1 / (E * steps per
 epoch)`` and bias-corrected (the average starts empty, not at the initial weights, as Adam's
@@ -18,32 +24,79 @@ import copy
 import lightning as L
 import torch
 from lightning.pytorch.trainer.states import TrainerFn
+from torch import nn
 
 from molprop.data.batch import GraphBatch
+from molprop.models.config import (
+    TASK_TYPES,
+    WEIGHT_DECAY_ON,
+    TaskType,
+    WeightDecayOn,
+    check_choice,
+)
 from molprop.models.model import MolPropModel
 from molprop.nn.heads import masked_loss
 
+#: Module types whose ``weight`` is decayed with ``weight_decay_on="matrices"``.
+DECAYED_MODULES: tuple[type[nn.Module], ...] = (nn.Linear, nn.Embedding)
+
+
+def decay_split(model: nn.Module) -> tuple[list[str], list[str]]:
+    """Names of the trainable parameters (``requires_grad``) that weight decay applies to -- the
+    ``weight`` of every :data:`DECAYED_MODULES` layer -- and of the other trainable ones (biases,
+    LayerNorm weights and biases, PMA seeds, distance-basis centres / widths), each in
+    ``named_parameters`` order. Frozen parameters are in neither list."""
+    matrices = {id(m.weight) for m in model.modules() if isinstance(m, DECAYED_MODULES)}
+    decay: list[str] = []
+    rest: list[str] = []
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            (decay if id(p) in matrices else rest).append(name)
+    return decay, rest
+
+
+def optimizer_groups(
+    model: nn.Module, weight_decay: float, decay_on: WeightDecayOn = "matrices"
+) -> list[dict]:
+    """AdamW parameter groups: ``"all"`` one group of every trainable parameter with
+    ``weight_decay``; ``"matrices"`` the :func:`decay_split` groups (decay, then 0). Empty
+    groups are left out."""
+    check_choice("weight_decay_on", decay_on, WEIGHT_DECAY_ON)
+    params = dict(model.named_parameters())
+    if decay_on == "all":
+        groups = [([p for p in params.values() if p.requires_grad], weight_decay)]
+    else:
+        decay, rest = decay_split(model)
+        groups = [([params[n] for n in decay], weight_decay), ([params[n] for n in rest], 0.0)]
+    return [{"params": ps, "weight_decay": wd} for ps, wd in groups if ps]
+
 
 class LitMolProp(L.LightningModule):
-    """Trains a :class:`MolPropModel`. Only parameters with ``requires_grad`` are optimised
-    (so a frozen encoder stays bit-identical)."""
+    """Trains a :class:`MolPropModel` with the loss of ``task_type`` (``TaskConfig.task_type``:
+    squared error on standardised targets, or BCE with logits). Only parameters with
+    ``requires_grad`` are optimised (so a frozen encoder stays bit-identical)."""
 
     def __init__(
         self,
         model: MolPropModel,
+        task_type: TaskType,
         lr: float = 1e-4,
         weight_decay: float = 1e-2,
         lr_patience: int = 8,
         monitor: str = "val_loss",
         ema_epochs: float = 0.0,
+        weight_decay_on: WeightDecayOn = "matrices",
     ):
         super().__init__()
         self.model = model
         self.lr = lr
         self.weight_decay = weight_decay
+        check_choice("weight_decay_on", weight_decay_on, WEIGHT_DECAY_ON)
+        self.weight_decay_on = weight_decay_on
         self.lr_patience = lr_patience
         self.monitor = monitor
-        self.task_type = model.config.task_type
+        check_choice("task type", task_type, TASK_TYPES)
+        self.task_type = task_type
         self.best_score = float("inf")
         self.best_state: dict[str, torch.Tensor] | None = None
         self.best_epoch = -1
@@ -163,8 +216,8 @@ class LitMolProp(L.LightningModule):
             self.model.load_state_dict(self.best_state)
 
     def configure_optimizers(self):
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(params, lr=self.lr, weight_decay=self.weight_decay)
+        groups = optimizer_groups(self.model, self.weight_decay, self.weight_decay_on)
+        opt = torch.optim.AdamW(groups, lr=self.lr)
         sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
             opt, mode="min", factor=0.5, patience=self.lr_patience, min_lr=1e-6
         )

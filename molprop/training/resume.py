@@ -33,6 +33,7 @@ from lightning.pytorch.callbacks import Checkpoint, EarlyStopping
 from safetensors.torch import load_file, save_file
 
 from molprop.errors import ConfigError
+from molprop.models.config import ModelConfig, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -156,12 +157,24 @@ class EpochStateCheckpoint(Checkpoint):
 
     def restore(self, trainer: L.Trainer, lit: L.LightningModule) -> None:
         meta = json.loads((self.directory / STATE_JSON).read_text())
+        # saved settings read as this release reads them (legacy keys mapped, defaults filled)
+        saved = {
+            "train_config": comparable_config(
+                TrainConfig.from_dict(meta["train_config"]).to_dict()
+            ),
+            "model_config": ModelConfig.from_dict(meta["model_config"]).to_dict(),
+        }
         for key, now in (
             ("train_config", self.train_config),
             ("model_config", lit.model.config.to_dict()),
         ):
-            if meta[key] != now:
-                diff = {k: (meta[key].get(k), v) for k, v in now.items() if meta[key].get(k) != v}
+            if saved[key] != now:
+                keys = sorted(set(saved[key]) | set(now))
+                diff = {
+                    k: (saved[key].get(k), now.get(k))
+                    for k in keys
+                    if saved[key].get(k) != now.get(k)
+                }
                 raise ConfigError(
                     f"cannot resume from {self.directory}: settings differ (saved, now): {diff}"
                 )

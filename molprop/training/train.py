@@ -1,10 +1,17 @@
-"""``molprop train``: table -> featurise -> split -> scale -> train N members -> artifact."""
+"""``molprop train``: table -> featurise -> split -> scale -> train N members -> artifact.
+
+The steps are public so that :mod:`molprop.transfer` reuses them with the arguments they need:
+:func:`load_table` (a :class:`TableSpec`), :func:`split_table` (a :class:`SplitSpec`),
+:func:`make_task` (the training targets and the task's description), and
+:func:`molprop.training.fit.fit_ensemble`. Runs return a :class:`TrainResult`.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,16 +29,56 @@ from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.io.table import MoleculeTable, load_molecule_table
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
-from molprop.models.model import MolPropModel
 from molprop.models.predict import per_atom_counts
-from molprop.training.fit import (
-    build_model,
-    evaluate_split,
-    fit_member,
-    is_global_zero,
-)
+from molprop.training.fit import build_model, evaluate_split, fit_ensemble, is_global_zero
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A labelled table to read: the file (CSV, SDF, extxyz) or DataFrame, its SMILES and target
+    columns, the featuriser, and what to do with invalid rows (``skip``: report, ``error``)."""
+
+    data: str | Path | pd.DataFrame
+    smiles_column: str
+    target_columns: Sequence[str]
+    featurizer: FeaturizerConfig = field(default_factory=FeaturizerConfig)
+    invalid: str = "skip"
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class SplitSpec:
+    """How to split a table into train / val / test: ``kind`` random, scaffold or column (the
+    ``column`` holds the labels train / val / test), ``sizes`` the fractions, ``seed``."""
+
+    kind: str = "scaffold"
+    sizes: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    column: str | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run (train, pretrain, finetune) produced.
+
+    ``metrics`` is the content of ``directory/metrics.json``: per part (train / val / test) the
+    ensemble and per-member metrics, and under ``training`` the run's summary. ``summaries``:
+    per member, its best epoch, best monitored loss, epochs run and seconds. ``written`` is
+    False on the ranks > 0 of a data-parallel run: they compute the same metrics but write no
+    file (global rank 0 writes the artifact).
+    """
+
+    directory: Path
+    metrics: dict[str, Any]
+    summaries: list[dict]
+    wall_seconds: float
+    written: bool
+
+    def ensemble(self, part: str = "test") -> dict[str, float]:
+        """Ensemble metrics of one part (``{"n": 0}`` for an empty part)."""
+        return self.metrics[part]["ensemble"]
 
 
 @dataclass
@@ -55,13 +102,43 @@ class TrainRequest:
     per_atom: bool = False
     progress: bool = True
 
+    @property
+    def table_spec(self) -> TableSpec:
+        """The table to read (:func:`load_table`)."""
+        return TableSpec(
+            self.data,
+            self.smiles_column,
+            self.target_columns,
+            self.featurizer,
+            self.invalid,
+            self.progress,
+        )
 
-def load_table(request: TrainRequest) -> MoleculeTable:
+    @property
+    def split_spec(self) -> SplitSpec:
+        """How to split it (:func:`split_table`), seeded with ``train.seed``."""
+        return SplitSpec(self.split_type, self.split_sizes, self.split_column, self.train.seed)
+
+
+def load_table(request: TableSpec) -> MoleculeTable:
+    from molprop.chem.structures import is_structure_path
+    from molprop.errors import ConfigError
+    from molprop.io.structures import load_structure_table
+
     featurizer = build_featurizer(request.featurizer)
-    reader = getattr(featurizer, "load_table", None)
-    if reader is not None:  # 3D featurisers read structure files (SDF, extxyz) themselves
-        return reader(
-            request.data, request.smiles_column, request.target_columns, invalid=request.invalid
+    if is_structure_path(request.data):  # SDF / extxyz records with their own coordinates
+        if request.featurizer.kind != "3d":
+            raise ConfigError(
+                f"{request.data} is a structure file: train on it with --featurizer 3d "
+                "(or give a CSV with a SMILES column)"
+            )
+        return load_structure_table(
+            request.data,
+            request.smiles_column,
+            request.target_columns,
+            featurizer,
+            invalid=request.invalid,
+            progress=request.progress,
         )
     return load_molecule_table(
         request.data,
@@ -73,15 +150,13 @@ def load_table(request: TrainRequest) -> MoleculeTable:
     )
 
 
-def split_table(request: TrainRequest, table: MoleculeTable) -> Split:
+def split_table(table: MoleculeTable, spec: SplitSpec) -> Split:
     column_values = None
-    if request.split_type == "column":
-        if table.frame is None or request.split_column not in table.frame.columns:
-            raise DataError(f"split column {request.split_column!r} not found")
-        column_values = table.frame[request.split_column].iloc[table.rows].tolist()
-    split = make_split(
-        request.split_type, table.smiles, request.split_sizes, request.train.seed, column_values
-    )
+    if spec.kind == "column":
+        if table.frame is None or spec.column not in table.frame.columns:
+            raise DataError(f"split column {spec.column!r} not found")
+        column_values = table.frame[spec.column].iloc[table.rows].tolist()
+    split = make_split(spec.kind, table.smiles, spec.sizes, spec.seed, column_values)
     if len(split.train) == 0:
         raise DataError("the training split is empty")
     return split
@@ -99,56 +174,41 @@ def training_targets(table: MoleculeTable, per_atom: bool) -> np.ndarray:
     return table.targets / per_atom_counts(table.graphs) if per_atom else table.targets
 
 
-def make_task(request: TrainRequest, train_targets: np.ndarray) -> TaskConfig:
-    if request.task_type == "classification":
+def make_task(
+    train_targets: np.ndarray,
+    target_columns: Sequence[str],
+    task_type: str = "regression",
+    units: Sequence[str] = (),
+    per_atom: bool = False,
+) -> TaskConfig:
+    """The task with its target scaler fitted on ``train_targets`` (n_train, T) (identity for
+    classification, whose targets must be 0/1 or NaN); ``units`` default to blank."""
+    if task_type == "classification":
         bad = ~np.isin(train_targets[np.isfinite(train_targets)], [0.0, 1.0])
         if bad.any():
             raise DataError("classification targets must be 0/1 (blank for missing)")
         scaler = TargetScaler.identity(train_targets.shape[1])
     else:
         scaler = TargetScaler.fit(train_targets)
-    units = tuple(request.units) if request.units else ("",) * len(request.target_columns)
-    return TaskConfig(
-        tuple(request.target_columns),
-        request.task_type,
-        units,
-        scaler.mean,
-        scaler.std,
-        request.per_atom,
-    )
+    units = tuple(units) if units else ("",) * len(target_columns)
+    return TaskConfig(tuple(target_columns), task_type, units, scaler.mean, scaler.std, per_atom)
 
 
-def train_members(
-    model_config: ModelConfig,
-    table: MoleculeTable,
-    split: Split,
-    task: TaskConfig,
-    cfg: TrainConfig,
-    out: Path,
-    progress: bool = True,
-) -> tuple[list[MolPropModel], list[dict]]:
-    scaler = TargetScaler(task.scaler_mean, task.scaler_std)
-    y = training_targets(table, task.per_atom)
-    y = y if task.task_type == "classification" else scaler.transform(y)
-    train_ds = GraphDataset([table.graphs[i] for i in split.train], y[split.train])
-    val_ds = GraphDataset([table.graphs[i] for i in split.val], y[split.val])
-    members, summaries = [], []
-    for m in range(cfg.ensemble_size):
-        seed = cfg.seed + m
-        log.info("training member %d/%d (seed %d)", m + 1, cfg.ensemble_size, seed)
-        model = build_model(model_config, seed)
-        model, summary = fit_member(
-            model,
-            train_ds,
-            val_ds if len(val_ds) else None,
-            cfg,
-            seed,
-            out / "logs" / f"member_{m}",
-            progress,
-        )
-        members.append(model)
-        summaries.append(summary)
-    return members, summaries
+def model_targets(task: TaskConfig, targets: np.ndarray) -> np.ndarray:
+    """Targets as the model learns them: scaled for regression, 0/1 for classification."""
+    if task.task_type == "classification":
+        return targets
+    return task.scaler.transform(targets)
+
+
+def training_datasets(
+    table: MoleculeTable, split: Split, task: TaskConfig
+) -> tuple[GraphDataset, GraphDataset]:
+    """(train, val) datasets with the targets the model learns."""
+    y = model_targets(task, training_targets(table, task.per_atom))
+    train = GraphDataset([table.graphs[i] for i in split.train], y[split.train])
+    val = GraphDataset([table.graphs[i] for i in split.val], y[split.val])
+    return train, val
 
 
 def evaluate_parts(members, table: MoleculeTable, split: Split, task: TaskConfig) -> dict:
@@ -170,37 +230,55 @@ def size_invariant_overrides(request: TrainRequest, table: MoleculeTable) -> dic
     return overrides
 
 
-def run_train(request: TrainRequest) -> dict:
-    """Train and write the artifact to ``request.out``; returns the metrics dict."""
+def run_train(request: TrainRequest) -> TrainResult:
+    """Train and write the artifact to ``request.out`` (in a data-parallel run, global rank 0
+    alone writes files; every rank trains and evaluates)."""
     start = time.perf_counter()
     out = Path(request.out)
-    out.mkdir(parents=True, exist_ok=True)
-    table = load_table(request)
-    split = split_table(request, table)
-    if is_global_zero():  # data parallel: only rank 0 writes files
+    writes = is_global_zero()
+    if writes:
+        out.mkdir(parents=True, exist_ok=True)
+    table = load_table(request.table_spec)
+    split = split_table(table, request.split_spec)
+    if writes:
         write_split(out, table, split)
-    task = make_task(request, training_targets(table, request.per_atom)[split.train])
+    task = make_task(
+        training_targets(table, request.per_atom)[split.train],
+        request.target_columns,
+        request.task_type,
+        request.units,
+        request.per_atom,
+    )
     g0 = table.graphs[0]
     model_config = ModelConfig(
         node_dim=g0.x.shape[1],
         edge_dim=g0.edge_attr.shape[1],
         n_tasks=len(request.target_columns),
-        task_type=request.task_type,
         **size_invariant_overrides(request, table),
     )
-    members, summaries = train_members(
-        model_config, table, split, task, request.train, out, request.progress
+    train_ds, val_ds = training_datasets(table, split, task)
+    fitted = fit_ensemble(
+        lambda m, seed: build_model(model_config, seed),
+        train_ds,
+        val_ds,
+        request.train,
+        out,
+        request.progress,
+        task_type=task.task_type,
     )
+    members = fitted.members
     metrics = evaluate_parts(members, table, split, task)
-    if not is_global_zero():
-        return metrics
+    wall_seconds = round(time.perf_counter() - start, 1)
     metrics["training"] = {
-        "members": summaries,
-        "wall_seconds": round(time.perf_counter() - start, 1),
+        "members": fitted.summaries,
+        "wall_seconds": wall_seconds,
         "n_rows_valid": len(table),
         "n_rows_invalid": len(table.invalid),
         "split_sizes": {"train": len(split.train), "val": len(split.val), "test": len(split.test)},
     }
+    result = TrainResult(out, metrics, fitted.summaries, wall_seconds, writes)
+    if not writes:
+        return result
     data = "<DataFrame>" if isinstance(request.data, pd.DataFrame) else str(request.data)
     artifact = ArtifactConfig(
         model=model_config,
@@ -209,11 +287,17 @@ def run_train(request: TrainRequest) -> dict:
         train=request.train,
         n_members=len(members),
         name=request.name or out.name,
-        provenance=Provenance(data=data, split_type=request.split_type),
+        provenance=Provenance(
+            data=data,
+            split_type=request.split_type,
+            periodic=None  # 3D only (the card reports it)
+            if request.featurizer.kind == "2d"
+            else any(g.edge_vec_shift is not None for g in table.graphs),
+        ),
     )
     save_artifact(out, artifact, members)
     if request.featurizer.kind == "2d":  # applicability domain over the training SMILES
         add_domain_to_artifact(out, [table.smiles[i] for i in split.train])
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     log.info("test metrics: %s", metrics["test"]["ensemble"])
-    return metrics
+    return result

@@ -23,7 +23,7 @@ import pandas as pd
 from molprop.io.table import read_table
 from molprop.models.config import TrainConfig
 from molprop.training.metrics import regression_metrics
-from molprop.training.train import TrainRequest, run_train
+from molprop.training.train import TrainRequest, TrainResult, run_train
 from molprop.transfer.fidelity_split import MODES, build_fidelity_split
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import run_pretrain
@@ -74,8 +74,8 @@ def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> di
     }
 
 
-def _test_metrics(metrics: dict, high: str) -> dict:
-    ens = metrics["test"]["ensemble"]
+def _test_metrics(result: TrainResult, high: str) -> dict:
+    ens = result.ensemble("test")
     return {
         "rmse": ens.get(f"rmse/{high}", ens["rmse"]),
         "mae": ens.get(f"mae/{high}", ens["mae"]),
@@ -133,7 +133,7 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
         log.info("seed %d %s: pretrained in %.0f s", seed, mode, time.perf_counter() - t)
         for strategy in request.strategies:
             t = time.perf_counter()
-            metrics = run_finetune(
+            result = run_finetune(
                 FinetuneRequest(
                     pretrained=pre_dir,
                     data=split_dir / "train.csv",
@@ -149,7 +149,7 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                 )
             )
             rows.append(
-                _record(strategy, mode, seed, _test_metrics(metrics, high), time.perf_counter() - t)
+                _record(strategy, mode, seed, _test_metrics(result, high), time.perf_counter() - t)
             )
             log.info("seed %d %s %s: %s", seed, mode, strategy, rows[-1])
     return rows

@@ -2,9 +2,11 @@
 
 Steps: resolve the pretrained artifact -> read train (and val/test, or split train) with the
 pretrained featuriser -> fit a new scaler on the training labels -> build augmentation inputs
-(label/embed strategies) -> per member: load pretrained weights strictly, re-initialise the head
-when needed, freeze if asked, train with :func:`fit_member` -> evaluate -> write the artifact
-(plus a copy of the pretrained artifact when prediction needs augmentation inputs).
+(label/embed strategies) -> :func:`~molprop.training.fit.fit_ensemble`, each member loading the
+pretrained weights strictly, re-initialising the head when needed, frozen if asked -> evaluate
+-> write the artifact (plus a copy of the pretrained artifact when prediction needs augmentation
+inputs) and ``metrics.json``: in a data-parallel run, on global rank 0 only. Returns a
+:class:`FinetuneResult`.
 
 Default for in-house assays (new target names): ``full`` fine-tuning with a fresh head, encoder
 and readout loaded from the pretrained model, scaffold split 0.8/0.1/0.1 when no ``val`` table
@@ -19,6 +21,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,13 +32,20 @@ from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.resolve import resolve_model
 from molprop.artifact.store import load_config, member_path, save_artifact
 from molprop.data.loader import GraphDataset
-from molprop.data.scaling import TargetScaler
 from molprop.errors import ConfigError, DataError, InvalidInputError
-from molprop.featurize import FeaturizerConfig
 from molprop.io.table import MoleculeTable, parse_target
-from molprop.models.config import TrainConfig
-from molprop.training.fit import evaluate_split, fit_member
-from molprop.training.train import TrainRequest, load_table, make_task, split_table
+from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
+from molprop.models.model import MolPropModel
+from molprop.training.fit import evaluate_split, fit_ensemble, is_global_zero
+from molprop.training.train import (
+    SplitSpec,
+    TableSpec,
+    TrainResult,
+    load_table,
+    make_task,
+    model_targets,
+    split_table,
+)
 from molprop.transfer.strategies import (
     AUGMENT_KIND,
     check_strategy,
@@ -74,6 +84,29 @@ class FinetuneRequest:
     name: str = ""
     progress: bool = True
 
+    @property
+    def split_spec(self) -> SplitSpec:
+        """How ``data`` is split when no ``val_data`` is given."""
+        return SplitSpec(self.split_type, self.split_sizes, self.split_column, self.train.seed)
+
+    def table_spec(self, data: str | Path | pd.DataFrame, pre: ArtifactConfig) -> TableSpec:
+        """One of the tables, read with the pretrained model's featuriser."""
+        return TableSpec(
+            data,
+            self.smiles_column,
+            self.target_columns,
+            pre.featurizer,
+            self.invalid,
+            self.progress,
+        )
+
+
+@dataclass(frozen=True)
+class FinetuneResult(TrainResult):
+    """A :class:`TrainResult` plus whether the head was re-initialised."""
+
+    fresh_head: bool = False
+
 
 @dataclass
 class FinetuneData:
@@ -81,19 +114,6 @@ class FinetuneData:
 
     parts: dict[str, MoleculeTable]
     low: dict[str, np.ndarray | None]
-
-
-def _table(request: FinetuneRequest, data, featurizer: FeaturizerConfig) -> MoleculeTable:
-    treq = TrainRequest(
-        data=data,
-        smiles_column=request.smiles_column,
-        target_columns=request.target_columns,
-        out=request.out,
-        featurizer=featurizer,
-        invalid=request.invalid,
-        progress=request.progress,
-    )
-    return load_table(treq)
 
 
 def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
@@ -113,26 +133,13 @@ def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
 
 
 def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
-    featurizer = pre.featurizer
-    train = _table(request, request.data, featurizer)
+    train = load_table(request.table_spec(request.data, pre))
     if request.val_data is not None:
-        parts = {"train": train, "val": _table(request, request.val_data, featurizer)}
+        parts = {"train": train, "val": load_table(request.table_spec(request.val_data, pre))}
         if request.test_data is not None:
-            parts["test"] = _table(request, request.test_data, featurizer)
+            parts["test"] = load_table(request.table_spec(request.test_data, pre))
     else:
-        split = split_table(
-            TrainRequest(
-                data="",
-                smiles_column=request.smiles_column,
-                target_columns=request.target_columns,
-                out=request.out,
-                split_type=request.split_type,
-                split_sizes=request.split_sizes,
-                split_column=request.split_column,
-                train=request.train,
-            ),
-            train,
-        )
+        split = split_table(train, request.split_spec)
         parts = {
             "train": train.subset(split.train),
             "val": train.subset(split.val),
@@ -151,99 +158,116 @@ def copy_pretrained(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("logs", "*.csv", "metrics.json"))
 
 
-def run_finetune(request: FinetuneRequest) -> dict:
-    """Fine-tune and write the artifact to ``request.out``; -> metrics dict."""
+def augmentation_inputs(
+    request: FinetuneRequest, pre_dir: Path, data: FinetuneData
+) -> tuple[dict[str, np.ndarray | None], Augmentation | None]:
+    """Per part, the standardised (n, n_extra) inputs appended to the graph embedding (None
+    without augmentation), and their description for the artifact (statistics of train)."""
+    if request.strategy not in AUGMENT_KIND:
+        return {k: None for k in data.parts}, None
+    source = PretrainedSource(pre_dir)
+    kind = AUGMENT_KIND[request.strategy]
+    raw = {k: raw_features(kind, source, t.graphs, data.low[k]) for k, t in data.parts.items()}
+    aug = fit_augmentation(kind, raw["train"])
+    return {k: standardise(aug, v) for k, v in raw.items()}, aug
+
+
+def write_finetuned(
+    out: Path,
+    artifact: ArtifactConfig,
+    members: list[MolPropModel],
+    metrics: dict[str, Any],
+    pre_dir: Path,
+) -> None:
+    """The fine-tuned artifact, with a copy of the pretrained one when prediction needs its
+    augmentation inputs, and ``metrics.json``. Global rank 0 alone calls this."""
+    if artifact.augment is not None:
+        copy_pretrained(pre_dir, out / artifact.augment.source)
+    save_artifact(out, artifact, members)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+
+
+def finetuned_config(
+    request: FinetuneRequest,
+    pre_dir: Path,
+    pre: ArtifactConfig,
+    model: ModelConfig,
+    task: TaskConfig,
+    aug: Augmentation | None,
+    fresh: bool,
+    n_members: int,
+) -> ArtifactConfig:
+    """The fine-tuned artifact's config: the pretrained featuriser, the new task and head."""
+    provenance = Provenance(
+        finetuned_from=str(pre_dir), strategy=request.strategy, mode=request.mode, fresh_head=fresh
+    )
+    return ArtifactConfig(
+        model=model,
+        task=task,
+        featurizer=pre.featurizer,
+        train=request.train,
+        n_members=n_members,
+        name=request.name or Path(request.out).name,
+        provenance=provenance,
+        augment=aug,
+    )
+
+
+def run_finetune(request: FinetuneRequest) -> FinetuneResult:
+    """Fine-tune and write the artifact to ``request.out`` (in a data-parallel run, global rank
+    0 alone writes files; every rank trains and evaluates)."""
     start = time.perf_counter()
     check_strategy(request.strategy)
     if request.mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {request.mode!r}")
     out = Path(request.out)
-    out.mkdir(parents=True, exist_ok=True)
+    writes = is_global_zero()
+    if writes:
+        out.mkdir(parents=True, exist_ok=True)
     pre_dir = resolve_model(request.pretrained)
     pre = load_config(pre_dir)
     data = load_parts(request, pre)
-    train = data.parts["train"]
-    treq = TrainRequest(
-        data="",
-        smiles_column=request.smiles_column,
-        target_columns=request.target_columns,
-        out=out,
-        task_type=request.task_type,
-        units=request.units,
+    task = make_task(  # the high-fidelity target's own scaler
+        data.parts["train"].targets, request.target_columns, request.task_type, request.units
     )
-    task = make_task(treq, train.targets)  # the high-fidelity target's own scaler
-    extra: dict[str, np.ndarray | None] = {k: None for k in data.parts}
-    aug: Augmentation | None = None
-    if request.strategy in AUGMENT_KIND:
-        source = PretrainedSource(pre_dir)
-        kind = AUGMENT_KIND[request.strategy]
-        raw = {k: raw_features(kind, source, t.graphs, data.low[k]) for k, t in data.parts.items()}
-        aug = fit_augmentation(kind, raw["train"])
-        extra = {k: standardise(aug, v) for k, v in raw.items()}
+    extra, aug = augmentation_inputs(request, pre_dir, data)
     fresh = needs_fresh_head(request.strategy, pre, request.target_columns, request.task_type)
-    config = finetune_model_config(
-        pre.model,
-        len(request.target_columns),
-        request.task_type,
-        0 if extra["train"] is None else extra["train"].shape[1],
-    )
-    scaler = TargetScaler(task.scaler_mean, task.scaler_std)
+    n_extra = 0 if extra["train"] is None else extra["train"].shape[1]
+    config = finetune_model_config(pre.model, len(request.target_columns), n_extra)
 
     def dataset(part: str) -> GraphDataset:
         t = data.parts[part]
-        y = t.targets if task.task_type == "classification" else scaler.transform(t.targets)
-        return GraphDataset(t.graphs, y, extra[part])
+        return GraphDataset(t.graphs, model_targets(task, t.targets), extra[part])
 
-    train_ds = dataset("train")
-    val_ds = dataset("val") if len(data.parts.get("val", [])) else None
-    members, summaries = [], []
-    cfg = request.train
-    for m in range(cfg.ensemble_size):
-        seed = cfg.seed + m
+    def make_member(m: int, seed: int) -> MolPropModel:
         src = member_path(pre_dir, m % pre.n_members)
         model = init_from_pretrained(config, load_file(str(src)), str(src), fresh, seed)
-        if request.strategy == "freeze-encoder":
-            freeze_encoder(model)
-        log.info(
-            "fine-tuning member %d/%d (%s, %s, fresh head: %s)",
-            m + 1,
-            cfg.ensemble_size,
-            request.strategy,
-            request.mode,
-            fresh,
-        )
-        model, summary = fit_member(
-            model, train_ds, val_ds, cfg, seed, out / "logs" / f"member_{m}", request.progress
-        )
-        members.append(model)
-        summaries.append(summary)
+        return freeze_encoder(model) if request.strategy == "freeze-encoder" else model
+
+    log.info(
+        "fine-tuning %s (%s, %s, fresh head: %s)", pre_dir, request.strategy, request.mode, fresh
+    )
+    cfg = request.train
+    val = dataset("val") if len(data.parts.get("val", [])) else None
+    fitted = fit_ensemble(
+        make_member, dataset("train"), val, cfg, out, request.progress, task_type=task.task_type
+    )
     metrics = {
-        k: evaluate_split(members, t.graphs, t.targets, task, extra[k])
+        k: evaluate_split(fitted.members, t.graphs, t.targets, task, extra[k])
         for k, t in data.parts.items()
     }
+    wall_seconds = round(time.perf_counter() - start, 1)
     metrics["training"] = {
-        "members": summaries,
+        "members": fitted.summaries,
         "fresh_head": fresh,
-        "wall_seconds": round(time.perf_counter() - start, 1),
+        "wall_seconds": wall_seconds,
         "sizes": {k: len(t) for k, t in data.parts.items()},
     }
-    provenance = Provenance(
-        finetuned_from=str(pre_dir), strategy=request.strategy, mode=request.mode, fresh_head=fresh
-    )
-    if aug is not None:
-        copy_pretrained(pre_dir, out / aug.source)
-    artifact = ArtifactConfig(
-        model=config,
-        task=task,
-        featurizer=pre.featurizer,
-        train=cfg,
-        n_members=len(members),
-        name=request.name or out.name,
-        provenance=provenance,
-        augment=aug,
-    )
-    save_artifact(out, artifact, members)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    if writes:
+        artifact = finetuned_config(
+            request, pre_dir, pre, config, task, aug, fresh, len(fitted.members)
+        )
+        write_finetuned(out, artifact, fitted.members, metrics, pre_dir)
     if "test" in metrics:
         log.info("test metrics: %s", metrics["test"]["ensemble"])
-    return metrics
+    return FinetuneResult(out, metrics, fitted.summaries, wall_seconds, writes, fresh)

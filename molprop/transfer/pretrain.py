@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from molprop.errors import ConfigError
-from molprop.training.train import TrainRequest, run_train
+from molprop.training.train import TrainRequest, TrainResult, run_train
 
 
 def pretrain_request(request: TrainRequest, holdout: float) -> TrainRequest:
@@ -19,6 +19,6 @@ def pretrain_request(request: TrainRequest, holdout: float) -> TrainRequest:
     )
 
 
-def run_pretrain(request: TrainRequest, holdout: float = 0.1) -> dict:
-    """Train the low-fidelity model and write its artifact; -> metrics dict."""
+def run_pretrain(request: TrainRequest, holdout: float = 0.1) -> TrainResult:
+    """Train the low-fidelity model and write its artifact."""
     return run_train(pretrain_request(request, holdout))

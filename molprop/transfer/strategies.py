@@ -45,10 +45,8 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
-def finetune_model_config(
-    pretrained: ModelConfig, n_tasks: int, task_type: str, n_extra: int
-) -> ModelConfig:
-    return replace(pretrained, n_tasks=n_tasks, task_type=task_type, n_extra=n_extra)
+def finetune_model_config(pretrained: ModelConfig, n_tasks: int, n_extra: int) -> ModelConfig:
+    return replace(pretrained, n_tasks=n_tasks, n_extra=n_extra)
 
 
 def needs_fresh_head(
@@ -71,7 +69,7 @@ def init_from_pretrained(
     """New model with pretrained weights: all of them (strict), or encoder + readout (each
     strict) with a freshly initialised head. Mismatched keys raise :class:`ArtifactError`."""
     torch.manual_seed(seed)
-    model = MolPropModel(config)
+    model = MolPropModel.from_config(config)
     if not fresh_head:
         load_state_strict(model, state, origin)
         return model

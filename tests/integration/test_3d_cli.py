@@ -167,3 +167,16 @@ def test_smiles_with_3d_featurizer_reports_unembeddable_rows(tmp_path, esol_fram
     pred = Predictor.from_pretrained(out).predict(["CCO", "C1#CC1", "c1ccccc1O"])
     assert pred["status"].tolist() == ["ok", "invalid_input", "ok"]
     assert "could not embed" in pred["error"].iloc[1]
+
+    # a SMILES file for a 3D model is streamed like any SMILES input (it went to a table
+    # reader that split .smi at tabs and wanted a "smiles" header: KeyError)
+    smi = tmp_path / "query.smi"
+    smi.write_text("CCO ethanol\n\nC1#CC1 cyclopropyne\nc1ccccc1O phenol\n")
+    out_csv = tmp_path / "smi_pred.csv"
+    assert (
+        main(["predict", "--model", str(out), "--input", str(smi), "--output", str(out_csv)]) == 0
+    )
+    got = pd.read_csv(out_csv, keep_default_na=False)
+    assert got["name"].tolist() == ["ethanol", "", "cyclopropyne", "phenol"]
+    assert got["status"].tolist() == ["ok", "invalid_input", "invalid_input", "ok"]
+    np.testing.assert_allclose(got["logp"][[0, 3]].astype(float), pred["logp"][[0, 2]], rtol=1e-5)

@@ -29,7 +29,8 @@ from molprop.artifact.store import save_artifact
 from molprop.cli.main import main
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.inference.predictor import Predictor
-from molprop.inference.streaming import complete_records, partial_path, predict_stream
+from molprop.inference.streaming import predict_stream
+from molprop.io.sink import complete_records, partial_path
 from molprop.models.config import ModelConfig, TaskConfig
 from molprop.training.fit import build_model
 

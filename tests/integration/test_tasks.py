@@ -20,7 +20,7 @@ def test_binary_classification_on_bbbp(tmp_path, data_dir):
     )
     frame.loc[frame.index[:3], "p_np"] = "maybe"  # non-numeric labels: reported, not dropped
     out = tmp_path / "bbbp"
-    metrics = run_train(
+    result = run_train(
         TrainRequest(
             data=frame,
             smiles_column="smiles",
@@ -33,9 +33,9 @@ def test_binary_classification_on_bbbp(tmp_path, data_dir):
             progress=False,
         )
     )
-    test = metrics["test"]["ensemble"]
+    test = result.ensemble("test")
     assert {"roc_auc", "mcc", "accuracy"} <= set(test)
-    assert metrics["training"]["n_rows_invalid"] == 3
+    assert result.metrics["training"]["n_rows_invalid"] == 3
     invalid = pd.read_csv(out / "invalid_rows.csv")
     assert len(invalid) == 3 and invalid.reason.str.contains("not a number").all()
     pred = Predictor.from_pretrained(out).predict(frame.smiles.tolist()[:20])
@@ -51,7 +51,7 @@ def test_multitask_with_missing_labels(tmp_path, data_dir):
     frame.loc[rng.random(len(frame)) < 0.3, "gap"] = ""
     frame.loc[rng.random(len(frame)) < 0.3, "mu"] = ""
     out = tmp_path / "qm9"
-    metrics = run_train(
+    result = run_train(
         TrainRequest(
             data=frame,
             smiles_column="smiles",
@@ -63,11 +63,14 @@ def test_multitask_with_missing_labels(tmp_path, data_dir):
             progress=False,
         )
     )
-    test = metrics["test"]["ensemble"]
+    test = result.ensemble("test")
     assert {"rmse/gap", "rmse/mu"} <= set(test)
     both_blank = ((frame.gap == "") & (frame.mu == "")).sum()
-    assert metrics["training"]["n_rows_invalid"] == both_blank
-    assert metrics["training"]["n_rows_valid"] == 300 - both_blank
+    assert result.metrics["training"]["n_rows_invalid"] == both_blank
+    assert result.metrics["training"]["n_rows_valid"] == 300 - both_blank
+    assert result.written and result.directory == out
+    assert (out / "metrics.json").read_text() == json.dumps(result.metrics, indent=2)
+    assert result.summaries == result.metrics["training"]["members"]
     cfg = json.loads((out / "config.json").read_text())
     y = pd.to_numeric(frame.gap, errors="coerce")
     split = pd.read_csv(out / "split.csv")
@@ -77,7 +80,7 @@ def test_multitask_with_missing_labels(tmp_path, data_dir):
 
 def test_bf16_autocast_trains_and_predicts_finite(tmp_path, esol_frame):
     frame = esol_frame.head(120).astype(str)
-    metrics = run_train(
+    result = run_train(
         TrainRequest(
             data=frame,
             smiles_column="smiles",
@@ -89,5 +92,5 @@ def test_bf16_autocast_trains_and_predicts_finite(tmp_path, esol_frame):
             progress=False,
         )
     )
-    assert np.isfinite(metrics["test"]["ensemble"]["rmse"])
+    assert np.isfinite(result.ensemble("test")["rmse"])
     assert json.loads((tmp_path / "bf16/config.json").read_text())["train"]["bf16"] is True

@@ -31,7 +31,7 @@ def _artifact(tmp_path, n_members=2):
     members = []
     for s in range(n_members):
         torch.manual_seed(s)
-        members.append(MolPropModel(cfg).eval())
+        members.append(MolPropModel.from_config(cfg).eval())
     art = ArtifactConfig(
         model=cfg,
         task=TaskConfig(("y",), "regression", ("u",), (1.0,), (2.0,)),

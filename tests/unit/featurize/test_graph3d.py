@@ -3,6 +3,7 @@ of model predictions on real QM9 molecules."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import ase.io
@@ -120,22 +121,23 @@ def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind):
     assert np.abs(predict(stretched) - base).max() > 1e-3
 
 
-def test_sdf_records_become_table_rows_with_per_record_issues(tmp_path):
-    from rdkit import Chem
-
-    from molprop.chem.conformers import embed_molecule
-
-    blocks = []
-    for smi, value in (("CCO", "1.5"), ("c1ccccc1", "-0.25")):
-        mol = embed_molecule(smi).mol
-        mol.SetProp("homo", value)
-        blocks.append(Chem.MolToMolBlock(mol) + "> <homo>\n" + value + "\n\n$$$$\n")
-    broken = blocks[0].replace(" O ", " Xz ")  # unknown element: RDKit rejects the record
-    path = tmp_path / "mols.sdf"
-    path.write_text(blocks[0] + broken + blocks[1])
-    table = Graph3DFeaturizer().load_table(path, "smiles", ["homo"])
-    assert table.rows.tolist() == [0, 2]
-    np.testing.assert_allclose(table.targets[:, 0], [1.5, -0.25])
-    assert table.smiles == ["CCO", "c1ccccc1"]
-    assert [i.row for i in table.invalid] == [1]
-    assert table.graphs[1].n_nodes == 12  # benzene with its hydrogens from the SDF
+def test_featurize_neither_reads_files_nor_predicts():
+    """Featurisers turn records into graphs; reading tables (molprop.io) and predicting
+    (molprop.inference) are done by their callers, never looked up on a featuriser."""
+    package = Path(__file__).resolve().parents[3] / "molprop" / "featurize"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            found += [
+                f"{path.name}:{node.lineno} {name}"
+                for name in names
+                if name.startswith(("molprop.io", "molprop.inference"))
+            ]
+    assert found == []
+    assert not hasattr(Graph3DFeaturizer(), "load_table")
+    assert not hasattr(Graph3DFeaturizer(), "predict_file")

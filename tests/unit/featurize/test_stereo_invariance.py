@@ -130,7 +130,7 @@ def tiny_model(kind: str) -> MolPropModel:
         num_seeds=4,
         layers="MSMP S",
     )
-    return MolPropModel(cfg).eval()
+    return MolPropModel.from_config(cfg).eval()
 
 
 def prediction_gap(model: MolPropModel, molecules: list[str]) -> float:

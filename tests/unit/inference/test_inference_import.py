@@ -22,7 +22,7 @@ def test_importing_inference_does_not_import_lightning():
 
 def test_predict_targets_scales_back_and_multiplies_per_atom_totals():
     g = [Graph2DFeaturizer().from_smiles(s) for s in ("CCO", "c1ccccc1")]
-    model = MolPropModel(
+    model = MolPropModel.from_config(
         ModelConfig(
             node_dim=g[0].x.shape[1],
             edge_dim=g[0].edge_attr.shape[1],

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from molprop.data import load_molecule_table
 from molprop.errors import DataError
 from molprop.featurize import Graph2DFeaturizer
+from molprop.io.readers import iter_chunks
+from molprop.io.table import load_molecule_table, read_table
 
 F = Graph2DFeaturizer().from_smiles
 
@@ -61,3 +64,59 @@ def test_numeric_dataframe_columns_are_accepted():
     assert table.targets[:, 0].tolist() == [1.5, 4.0]
     reasons = {i.row: i.reason for i in table.invalid}
     assert "empty" in reasons[1] and "no target" in reasons[2]
+
+
+def test_blank_lines_are_rows_reported_per_row(tmp_path):
+    """pandas skipped blank (and whitespace-only) lines: they vanished from training tables and
+    every later row got the wrong row and line number. As in ``molprop predict``, a blank line
+    is a row with an empty SMILES, reported as invalid; data row i is file line i + 2."""
+    path = tmp_path / "assay.csv"
+    path.write_text("smiles,y\nCCO,1.0\n\nc1ccccc1,2.0\n   \nnot_a_smiles,4\nCCN,5\n")
+    frame = read_table(path)
+    assert frame.values.tolist() == [
+        ["CCO", "1.0"],
+        ["", ""],
+        ["c1ccccc1", "2.0"],
+        ["", ""],
+        ["not_a_smiles", "4"],
+        ["CCN", "5"],
+    ]
+    streamed = pd.concat([c.frame for c in iter_chunks(path, "smiles")], ignore_index=True)
+    pd.testing.assert_frame_equal(streamed, frame)  # one parser for tables and streaming
+
+    table = load_molecule_table(path, "smiles", ["y"], F, progress=False)
+    assert table.rows.tolist() == [0, 2, 5]
+    assert table.targets[:, 0].tolist() == [1.0, 2.0, 5.0]
+    reasons = {i.row: i.reason for i in table.invalid}
+    assert sorted(reasons) == [1, 3, 4]
+    assert "empty" in reasons[1] and "empty" in reasons[3] and "RDKit" in reasons[4]
+    bad = next(i for i in table.invalid if i.row == 4)
+    assert "(line 6)" in bad.describe()  # not_a_smiles is on line 6 of the file
+
+
+def test_one_column_table_keeps_blank_lines(tmp_path):
+    path = tmp_path / "one.csv.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("smiles\nCCO\n\nCC\n")
+    assert read_table(path)["smiles"].tolist() == ["CCO", "", "CC"]
+
+
+def test_trailing_separator_is_an_error_naming_the_line(tmp_path):
+    """pandas took the first column as the index when rows have one field more than the header,
+    so the SMILES column silently held the targets."""
+    path = tmp_path / "shifted.csv"
+    path.write_text("smiles,y\nCCO,1.0,\nCC,2.0,\n")
+    with pytest.raises(DataError, match="line 2: 3 fields but the header has 2"):
+        read_table(path)
+
+
+def test_header_only_and_empty_files(tmp_path):
+    path = tmp_path / "t.tsv"
+    path.write_text("smiles\ty\n")
+    frame = read_table(path)
+    assert list(frame.columns) == ["smiles", "y"] and len(frame) == 0
+    with pytest.raises(DataError, match="no rows"):
+        load_molecule_table(path, "smiles", ["y"], F, progress=False)
+    path.write_text("")
+    with pytest.raises(DataError, match="empty"):
+        read_table(path)

@@ -28,7 +28,7 @@ def test_predictions_do_not_depend_on_the_token_budget(esol_frame, monkeypatch, 
         heads=4,
         num_seeds=4,
     )
-    model = MolPropModel(cfg).eval()
+    model = MolPropModel.from_config(cfg).eval()
     monkeypatch.setattr(predict_module, "CPU_MAX_TOKENS", 10**9)  # whole batches of 256
     whole = forward_members([model], graphs, device=torch.device("cpu"))
     monkeypatch.setattr(predict_module, "CPU_MAX_TOKENS", 200)  # many small batches

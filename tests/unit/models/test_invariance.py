@@ -40,7 +40,7 @@ def model(kind: str, **kw) -> MolPropModel:
         num_seeds=4,
         **kw,
     )
-    return MolPropModel(cfg).eval()
+    return MolPropModel.from_config(cfg).eval()
 
 
 def predict(m: MolPropModel, smiles: list[str]) -> np.ndarray:

@@ -43,7 +43,9 @@ def _train_count_model(smiles, size_path: bool):
     )
     train = GraphDataset(graphs[:300], scaler.transform(y[:300]))
     tc = TrainConfig(epochs=40, batch_size=32, lr=1e-3, patience=100)
-    model, _ = fit_member(build_model(cfg, 0), train, None, tc, seed=0, progress=False)
+    model, _ = fit_member(
+        build_model(cfg, 0), train, None, tc, seed=0, progress=False, task_type=task.task_type
+    )
     pred = predict_targets([model], graphs[300:], task)[0]
     return float(np.sqrt(np.mean((pred - y[300:]) ** 2))), float(np.std(y[300:]))
 

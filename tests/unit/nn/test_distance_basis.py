@@ -54,7 +54,7 @@ def test_model_with_learnable_basis_is_rotation_invariant_and_uses_distances(kin
         rbf_cutoff=3.0,
     )
     torch.manual_seed(0)
-    model = MolPropModel(cfg).eval()
+    model = MolPropModel.from_config(cfg).eval()
     rot = Rotation.from_euler("xyz", [0.3, 1.1, -0.7]).as_matrix()
     with torch.no_grad():
         a = model(collate_graphs([_graph(pos)]))
@@ -77,4 +77,4 @@ def test_learnable_basis_needs_coordinates():
         learnable_rbf=4,
     )
     with pytest.raises(ValueError, match="3D"):
-        MolPropModel(cfg)(collate_graphs([f.from_smiles("CCO")]))
+        MolPropModel.from_config(cfg)(collate_graphs([f.from_smiles("CCO")]))

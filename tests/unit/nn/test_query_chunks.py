@@ -29,7 +29,7 @@ def _run(kind: str, chunk: int, monkeypatch) -> tuple[torch.Tensor, dict[str, to
         layers="MSMP S",
         dropout=0.0,
     )
-    model = MolPropModel(cfg).train()
+    model = MolPropModel.from_config(cfg).train()
     out = model(collate_graphs([F.from_smiles(s) for s in SMILES]))
     out.sum().backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}

@@ -51,7 +51,7 @@ def _fit(esol_frame, ema_epochs: float, epochs: int = 4):
         dropout=0.0,
     )
     L.seed_everything(0, verbose=False)
-    lit = LitMolProp(build_model(cfg, 0), lr=3e-3, ema_epochs=ema_epochs)
+    lit = LitMolProp(build_model(cfg, 0), "regression", lr=3e-3, ema_epochs=ema_epochs)
     rec = StepRecorder()
     trainer = L.Trainer(
         max_epochs=epochs,

@@ -32,7 +32,7 @@ def esol_graphs(esol_frame):
 
 def _model(graphs, n_extra: int = 0, dropout: float = 0.0) -> MolPropModel:
     g = graphs[0]
-    return MolPropModel(
+    return MolPropModel.from_config(
         ModelConfig(
             node_dim=g.x.shape[1],
             edge_dim=g.edge_attr.shape[1],
@@ -53,7 +53,13 @@ def test_freeze_encoder_keeps_encoder_bit_identical(esol_graphs):
     )
     y = (y - y.mean()) / y.std()
     fit_member(
-        model, GraphDataset(graphs, y), None, TrainConfig(epochs=3, lr=1e-2), seed=0, progress=False
+        model,
+        GraphDataset(graphs, y),
+        None,
+        TrainConfig(epochs=3, lr=1e-2),
+        seed=0,
+        progress=False,
+        task_type="regression",
     )
     after = model.state_dict()
     enc = [k for k in after if k.startswith("encoder.")]

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from molprop.errors import DataError
-from molprop.inference.streaming import count_records, iter_chunks
+from molprop.io.readers import count_records, iter_chunks
 
 
 def rows(path: Path, column: str = "smiles", chunk_size: int = 2) -> pd.DataFrame:

@@ -1,0 +1,72 @@
+"""Featurisation in worker processes, results in input order (``molprop predict --num-workers``).
+
+Each worker builds the model's featuriser once from its :class:`FeaturizerConfig` (processes
+are spawned, ``OMP_NUM_THREADS=1`` unless set) and featurises slices of a chunk's SMILES; a
+failed row comes back as its exception, in place (see :func:`molprop.io.table.featurize_rows`).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing import get_context
+
+from molprop.featurize import FeaturizerConfig, build_featurizer
+from molprop.io.readers import Item
+from molprop.io.table import featurize_rows
+
+_WORKER_FEATURIZER = None
+
+
+def _init_worker(config: dict) -> None:
+    global _WORKER_FEATURIZER
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _WORKER_FEATURIZER = build_featurizer(FeaturizerConfig.from_dict(config))
+
+
+def _featurize_in_worker(smiles: list[str]) -> list[Item]:
+    return featurize_rows(smiles, _WORKER_FEATURIZER.from_smiles)
+
+
+class FeaturizerPool:
+    """Featurises lists of SMILES in ``num_workers`` processes (0: in this process).
+
+    ``submit`` returns futures whose results concatenate, in order, to one item per SMILES.
+    """
+
+    def __init__(self, featurizer, featurizer_config: dict, num_workers: int = 0) -> None:
+        self.featurizer = featurizer
+        self.num_workers = int(num_workers)
+        self.executor = None
+        if self.num_workers > 0:
+            self.executor = ProcessPoolExecutor(
+                self.num_workers,
+                mp_context=get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(featurizer_config,),
+            )
+
+    def submit(self, smiles: list[str]) -> list[Future]:
+        if self.executor is None:
+            done: Future = Future()
+            done.set_result(featurize_rows(smiles, self.featurizer.from_smiles))
+            return [done]
+        parts = max(1, 2 * self.num_workers)
+        step = -(-len(smiles) // parts) or 1
+        return [
+            self.executor.submit(_featurize_in_worker, smiles[i : i + step])
+            for i in range(0, len(smiles), step)
+        ]
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> FeaturizerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["FeaturizerPool"]

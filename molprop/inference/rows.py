@@ -1,0 +1,85 @@
+"""Per-row status: what each prediction row says, in DataFrames, CLI output and the service.
+
+Every input row gets one output row with ``status`` and ``error``:
+
+* ``ok`` — predicted; ``error`` is empty;
+* ``invalid_input`` — the input cannot be used (unparsable SMILES, a molecule over a size
+  limit, an unreadable record: an :class:`~molprop.errors.InvalidInputError`); ``error`` says
+  why and the prediction columns are NaN;
+* ``error`` — anything else went wrong for that row (an unexpected featuriser exception, a model
+  failure, a non-finite model output); ``error`` says what.
+
+:class:`RowPrediction` reads one row of a :class:`~molprop.inference.Predictor` frame back as
+typed fields (value, spread, domain, status, error); the service builds its results from it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from molprop.errors import InvalidInputError
+
+STATUS_OK, STATUS_INVALID, STATUS_ERROR = "ok", "invalid_input", "error"
+#: Every status a row can have.
+STATUSES: tuple[str, ...] = (STATUS_OK, STATUS_INVALID, STATUS_ERROR)
+
+
+def failure_status(exc: BaseException) -> str:
+    """The status of a row that failed with ``exc``: ``invalid_input`` for bad input
+    (:class:`InvalidInputError`), ``error`` for anything else."""
+    return STATUS_INVALID if isinstance(exc, InvalidInputError) else STATUS_ERROR
+
+
+def _finite_or_none(value: object) -> float | None:
+    out = float(value)  # type: ignore[arg-type]
+    return out if math.isfinite(out) else None
+
+
+@dataclass(frozen=True)
+class RowPrediction:
+    """One prediction row as typed fields. ``value`` is None exactly when ``status`` is not
+    ``ok``; ``std`` (spread of an ensemble's members) and ``in_domain`` are None when the model
+    has none or the row failed; ``error`` is None when ok."""
+
+    status: str
+    value: float | None = None
+    std: float | None = None
+    in_domain: bool | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == STATUS_OK
+
+    @classmethod
+    def failed(cls, exc: BaseException) -> RowPrediction:
+        """A row that failed before prediction with ``exc`` (see :func:`failure_status`)."""
+        return cls(status=failure_status(exc), error=str(exc))
+
+    @classmethod
+    def from_frame_row(cls, row: Mapping[str, object], target: str) -> RowPrediction:
+        """One row of a Predictor frame (``row``: column -> value, e.g. from
+        ``frame.to_dict("records")``) for the target column ``target``."""
+        status = str(row["status"])
+        if status != STATUS_OK:
+            return cls(status=status, error=str(row["error"]) or None)
+        std = row.get(f"{target}_std")
+        in_domain = row.get("in_domain")
+        return cls(
+            status=STATUS_OK,
+            value=float(row[target]),  # type: ignore[arg-type]
+            std=None if std is None else _finite_or_none(std),
+            in_domain=None if in_domain is None else bool(in_domain),
+        )
+
+
+__all__ = [
+    "STATUSES",
+    "STATUS_ERROR",
+    "STATUS_INVALID",
+    "STATUS_OK",
+    "RowPrediction",
+    "failure_status",
+]

@@ -1,0 +1,187 @@
+"""The package layers (docs/ARCHITECTURE.md): data flows one way, inference never needs training.
+
+``LAYERS`` lists molprop's packages from the bottom up; a module may import its own package and
+packages below it, never one above. Every import in the source is checked, including imports
+inside functions (a lazy import is still a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: bottom -> top. Modules in one entry may import each other.
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "graph"),
+    ("chem",),
+    ("featurize",),
+    ("io",),
+    ("data",),
+    ("nn",),
+    ("models",),
+    ("artifact",),
+    ("inference",),
+    ("training",),
+    ("transfer",),
+    ("cli", "pretrained_recipes", "__init__"),
+]
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+#: what the service may use of molprop
+API_ALLOWED = {"inference", "artifact", "errors"}
+#: the only inference module allowed to use Lightning (multi-device prediction)
+LIGHTNING_IN_INFERENCE = {"molprop.inference.distributed"}
+
+
+def _part(module: str) -> str | None:
+    """``molprop.io.table`` -> ``io``; ``molprop`` -> ``__init__``; non-molprop -> None."""
+    parts = module.split(".")
+    if parts[0] != "molprop":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path, package: str) -> list[tuple[int, str]]:
+    """(line, absolute module) for every import in ``path``."""
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import: resolve against the module's package
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join([*base, node.module] if node.module else base)
+            else:
+                mod = node.module or ""
+            out.append((node.lineno, mod))
+            # ``from molprop import training`` imports a sub-package
+            if mod == "molprop":
+                out += [
+                    (node.lineno, f"molprop.{alias.name}")
+                    for alias in node.names
+                    if (ROOT / "molprop" / alias.name).is_dir()
+                    or (ROOT / "molprop" / f"{alias.name}.py").is_file()
+                ]
+    return out
+
+
+def _modules(top: str):
+    for path in sorted((ROOT / top).rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        yield path, ".".join(parts)
+
+
+def layer_violations(top: str = "molprop") -> list[str]:
+    problems = []
+    for path, module in _modules(top):
+        own = _part(module)
+        for line, target in _imports(
+            path, module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        ):
+            if top == "molprop":
+                dep = _part(target)
+                if dep is None or dep == own:
+                    if target.split(".")[0] == "lightning" and own == "inference":
+                        if module not in LIGHTNING_IN_INFERENCE:
+                            problems.append(
+                                f"{path.relative_to(ROOT)}:{line} inference imports {target}"
+                            )
+                    continue
+                if dep not in RANK or own not in RANK:
+                    problems.append(f"{path.relative_to(ROOT)}:{line} unknown layer for {target}")
+                elif RANK[dep] > RANK[own]:
+                    problems.append(
+                        f"{path.relative_to(ROOT)}:{line} {own} (layer {RANK[own]}) imports "
+                        f"{target} (layer {RANK[dep]})"
+                    )
+            else:  # the service
+                dep = _part(target)
+                if dep is not None and dep not in API_ALLOWED:
+                    problems.append(f"{path.relative_to(ROOT)}:{line} api imports {target}")
+    return problems
+
+
+def test_every_molprop_package_has_a_layer():
+    packages = {p.name for p in (ROOT / "molprop").iterdir() if (p / "__init__.py").exists()}
+    modules = {p.stem for p in (ROOT / "molprop").glob("*.py")}
+    assert packages | modules <= set(RANK), sorted((packages | modules) - set(RANK))
+
+
+def test_no_module_imports_a_layer_above_it():
+    assert layer_violations("molprop") == []
+
+
+def test_service_uses_only_inference_and_artifact():
+    assert layer_violations("api") == []
+
+
+def test_the_checker_sees_a_planted_upward_import(tmp_path, monkeypatch):
+    """The check must fail when inference imports training (what issue 16 found)."""
+    fake = tmp_path / "molprop" / "inference"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "bad.py").write_text("def f():\n    from molprop.training.fit import fit_member\n")
+    (fake / "lit.py").write_text("import lightning\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    found = layer_violations("molprop")
+    assert any("inference (layer 8) imports molprop.training.fit" in p for p in found), found
+    assert any("inference imports lightning" in p for p in found), found
+
+
+@pytest.fixture(scope="module")
+def augmented_artifact(tmp_path_factory) -> Path:
+    """A label-augmented fine-tuned artifact (the shipped solubility model as its pretrained
+    source, random head weights): enough to exercise the augmentation path at prediction."""
+    import torch
+
+    from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
+    from molprop.artifact.store import load_config, save_artifact
+    from molprop.models.model import MolPropModel
+
+    out = tmp_path_factory.mktemp("augmented") / "model"
+    source = ROOT / "pretrained" / "solubility"
+    shutil.copytree(source, out / "pretrained", ignore=shutil.ignore_patterns("*.csv", "*.md"))
+    pre = load_config(source)
+    model_config = json.loads(json.dumps(pre.model.to_dict()))
+    model_config["n_extra"] = 1
+    from molprop.models.config import ModelConfig
+
+    mc = ModelConfig.from_dict(model_config)
+    torch.manual_seed(0)
+    config = ArtifactConfig(
+        model=mc,
+        task=pre.task,
+        featurizer=pre.featurizer,
+        name="augmented",
+        provenance=Provenance(strategy="label-augment", mode="inductive"),
+        augment=Augmentation("label", "pretrained", (-3.0,), (2.0,)),
+    )
+    save_artifact(out, config, [MolPropModel.from_config(mc)])
+    return out
+
+
+def test_predicting_with_an_augmented_artifact_loads_no_training_code(augmented_artifact):
+    code = (
+        "import sys, molprop.inference as inf\n"
+        f"p = inf.Predictor.from_pretrained({str(augmented_artifact)!r})\n"
+        "out = p.predict(['CCO', 'c1ccccc1O'])\n"
+        "assert (out['status'] == 'ok').all(), out\n"
+        "assert p.augment_features([p.featurizer.from_smiles('CCO')]) is not None\n"
+        "bad = sorted(m for m in sys.modules if m == 'lightning' or m.startswith(('lightning.',"
+        " 'molprop.training', 'molprop.transfer', 'pytorch_lightning')))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
