@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from api.errors import validation_error
+from api.explain import explain_router
 from api.limits import BodySizeLimit
 from api.registry import load_models
 from api.routes import health_router, v1
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.include_router(health_router)
     app.include_router(v1)
+    app.include_router(explain_router)
     app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.exception_handler(Exception)

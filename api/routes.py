@@ -19,6 +19,7 @@ from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.schemas import (
     ErrorBody,
     Health,
+    Interval,
     ModelCard,
     ModelSummary,
     PredictionResult,
@@ -26,7 +27,8 @@ from api.schemas import (
     PredictResponse,
 )
 from api.settings import Settings
-from molprop.errors import InvalidInputError
+from molprop.artifact.calibration import NOT_CALIBRATED
+from molprop.errors import ConfigError, InvalidInputError
 from molprop.inference import RowPrediction
 
 log = logging.getLogger(__name__)
@@ -90,7 +92,23 @@ def summary(model: ServedModel) -> dict:
         "version": model.version,
         "n_members": model.n_members,
         "test_metrics": model.test_metrics,
+        "calibration": calibration_text(model),
     }
+
+
+def calibration_text(model: ServedModel) -> str:
+    """What the model's intervals / probabilities are, or that it is not calibrated."""
+    calibration = model.predictor.calibration
+    return NOT_CALIBRATED if calibration is None else calibration.describe()
+
+
+def interval_level(body: PredictRequest, model: ServedModel) -> float | None:
+    """The request's interval level (422 when the model's calibration set is too small for
+    it: a finite conformal interval at level L needs about 1 / (1 - L) molecules)."""
+    try:
+        return model.predictor.interval_level(body.interval)
+    except ConfigError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"interval: {exc}") from None
 
 
 health_router = APIRouter(tags=["service"])
@@ -138,7 +156,7 @@ def build_results(
         if i in rejected:
             row = RowPrediction.failed(InvalidInputError(rejected[i]))
         else:
-            row = RowPrediction.from_frame_row(next(rows), model.target)
+            row = RowPrediction.from_frame_row(next(rows), model.target, body.interval)
         results.append(
             PredictionResult(
                 index=i,
@@ -147,6 +165,9 @@ def build_results(
                 value=row.value,
                 uncertainty=row.std,
                 in_domain=row.in_domain,
+                interval=None
+                if row.interval is None
+                else Interval(level=row.interval[0], low=row.interval[1], high=row.interval[2]),
                 status=row.status,
                 error=None if row.error is None else safe_text(row.error),
             )
@@ -193,6 +214,24 @@ def _stopped(exc: JobStopped, settings: Settings) -> HTTPException:
     )
 
 
+async def run_or_refuse(lane: Lane, work, job: Job, request: Request, settings: Settings):
+    """Run ``work`` in ``lane`` (:func:`api.scheduler.run_job`) and answer as the service does
+    when it cannot: 503 with ``Retry-After`` when the queue is full, 504 past the deadline, 499
+    when the client went away."""
+    try:
+        return await run_job(lane, work, job, request)
+    except QueueFull as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            f"the inference queue is full ({exc.waiting} requests waiting for "
+            f"the {exc.lane} workers; MOLPROP_MAX_QUEUE={exc.max_queue}): retry "
+            f"after {exc.retry_after} s",
+            headers={"Retry-After": str(exc.retry_after)},
+        ) from None
+    except JobStopped as exc:
+        raise _stopped(exc, settings) from None
+
+
 @v1.post(
     "/predict",
     response_model=PredictResponse,
@@ -211,11 +250,13 @@ async def predict(
     models: Annotated[dict[str, ServedModel], Depends(get_models)],
 ) -> PredictResponse:
     """SMILES -> one result per input row (same order) with value, uncertainty, in_domain,
-    status (ok / invalid_input / error) and error. Limits (413, per-row invalid_input, 503 when
+    the calibrated interval at level ``interval`` (default 0.9; null: none), status
+    (ok / invalid_input / error) and error. Limits (413, per-row invalid_input, 503 when
     the queue is full, 504 past the deadline): see the service settings. Inference runs in a
     worker thread; the ``Server-Timing`` header gives its queue wait and run time."""
     arrival = time.monotonic()
     model = find_model(body.model, models)
+    level = interval_level(body, model)
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(
             status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
@@ -240,23 +281,19 @@ async def predict(
 
         def work() -> pd.DataFrame:
             return model.predictor.predict(
-                batch, max_smiles_length=settings.max_smiles_length, should_stop=job.should_stop
+                batch,
+                max_smiles_length=settings.max_smiles_length,
+                should_stop=job.should_stop,
+                interval=level,
             )
 
-        try:
-            frame = await run_job(lane, work, job, request)
-        except QueueFull as exc:
-            raise HTTPException(
-                status.HTTP_503_SERVICE_UNAVAILABLE,
-                f"the inference queue is full ({exc.waiting} requests waiting for "
-                f"the {exc.lane} workers; MOLPROP_MAX_QUEUE={exc.max_queue}): retry "
-                f"after {exc.retry_after} s",
-                headers={"Retry-After": str(exc.retry_after)},
-            ) from None
-        except JobStopped as exc:
-            raise _stopped(exc, settings) from None
+        frame = await run_or_refuse(lane, work, job, request, settings)
         response.headers["Server-Timing"] = job.server_timing()
     results = build_results(body, model, rejected, frame)
     return PredictResponse(
-        model=model.name, version=model.version, unit=model.unit, results=results
+        model=model.name,
+        version=model.version,
+        unit=model.unit,
+        calibration=calibration_text(model),
+        results=results,
     )

@@ -18,12 +18,29 @@ class PredictRequest(BaseModel):
     model: str = Field(..., min_length=1, max_length=200, examples=["solubility"])
     smiles: list[str] = Field(..., min_length=1, examples=[["CCO", "c1ccccc1O"]])
     ids: list[str | int] | None = Field(None, examples=[["ethanol", "phenol"]])
+    interval: float | None = Field(
+        0.9,
+        gt=0.0,
+        lt=1.0,
+        description="level of the calibrated prediction interval of each row (regression "
+        "models with a calibration; null: none)",
+        examples=[0.9],
+    )
 
     @model_validator(mode="after")
     def _ids_match(self) -> PredictRequest:
         if self.ids is not None and len(self.ids) != len(self.smiles):
             raise ValueError(f"ids has {len(self.ids)} entries but smiles has {len(self.smiles)}")
         return self
+
+
+class Interval(BaseModel):
+    """A calibrated prediction interval: the true value lies in [low, high] for a fraction
+    ``level`` of molecules like the calibration set (split-conformal; see the model card)."""
+
+    level: float
+    low: float
+    high: float
 
 
 class PredictionResult(BaseModel):
@@ -35,6 +52,11 @@ class PredictionResult(BaseModel):
     value: float | None
     uncertainty: float | None = Field(None, description="std over ensemble members")
     in_domain: bool | None = Field(None, description="applicability domain (see the model card)")
+    interval: Interval | None = Field(
+        None,
+        description="calibrated prediction interval; null when none was asked for, the model "
+        "is not calibrated or is a classifier, or the row failed",
+    )
     status: Status
     error: str | None = None
 
@@ -45,6 +67,10 @@ class PredictResponse(BaseModel):
     model: str
     version: str
     unit: str
+    calibration: str = Field(
+        "",
+        description="what the intervals / probabilities are, or that the model is not calibrated",
+    )
     results: list[PredictionResult]
 
 
@@ -56,6 +82,7 @@ class ModelSummary(BaseModel):
     version: str
     n_members: int
     test_metrics: dict[str, float] = Field(default_factory=dict)
+    calibration: str = Field("", description="the model's calibration, or 'not calibrated: ...'")
 
 
 class ModelCard(ModelSummary):

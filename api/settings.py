@@ -27,6 +27,8 @@ class Settings(BaseSettings):
       but empty, whitespace-only, or with leading/trailing whitespace (which no HTTP header can
       carry): the service refuses to start; unset the variable to serve without a key.
     - ``MOLPROP_MAX_BATCH`` [1000]: most SMILES per request (more: 413).
+    - ``MOLPROP_MAX_EXPLAIN_BATCH`` [16]: most SMILES per ``/v1/explain`` request (more: 413;
+      an explanation costs ~50x a prediction, see ``api.explain``).
     - ``MOLPROP_MAX_BODY_BYTES`` [2000000]: larger request bodies: 413. Must hold one SMILES of
       ``MOLPROP_MAX_SMILES_LENGTH`` characters (checked at start-up).
     - ``MOLPROP_MAX_SMILES_LENGTH`` [1000]: longer SMILES are per-row ``invalid_input``; it also
@@ -53,6 +55,9 @@ class Settings(BaseSettings):
         description=f"directory of model artifacts, one per sub-directory (${MODEL_DIR_ENV})",
     )
     max_batch: int = Field(1000, ge=1, description="most SMILES per request (more: 413)")
+    max_explain_batch: int = Field(
+        16, ge=1, description="most SMILES per /v1/explain request (more: 413)"
+    )
     api_key: SecretStr | None = Field(
         None, description="if set, /v1/* require a matching X-API-Key"
     )

@@ -1,13 +1,16 @@
 """Recipes for the models shipped in ``pretrained/`` (``make pretrained``).
 
 Each recipe trains an ensemble of ESA members on a dataset from the repository's ``data/``
-folder with a scaffold split, then adds the applicability-domain file and writes ``card.md``
-from ``metrics.json``. The configuration is deliberately small (CPU-only, a few minutes per
+folder with a scaffold split, then adds the applicability-domain file, calibrates the
+intervals (regression) or probabilities (classification) on the validation split of its
+``split.csv`` and scores them on the test split, and writes ``card.md`` from ``metrics.json``.
+The configuration is deliberately small (CPU-only, a few minutes per
 model) so that the artifacts stay under 10 MB and the whole run is reproducible on a laptop::
 
     python -m molprop.pretrained_recipes                  # all models
     python -m molprop.pretrained_recipes solubility       # one model
-    python -m molprop.pretrained_recipes --stage finish   # (re)write domain + card only
+    python -m molprop.pretrained_recipes --stage finish   # (re)write domain, calibration, card
+    python -m molprop.pretrained_recipes --stage calibrate  # (re)calibrate + card, no retraining
     python -m molprop.pretrained_recipes --stage card     # (re)write card.md only
 """
 
@@ -215,11 +218,59 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     )
 
 
+def split_sets(recipe: Recipe, out: Path):
+    """(validation, test) :class:`~molprop.training.calibrate.LabelledSet` of the model in
+    ``out``: the rows its ``split.csv`` puts there, read from the recipe's data with the model's
+    featuriser and the training table loader (the SMILES are checked against ``split.csv``)."""
+    import numpy as np
+
+    from molprop.artifact.store import load_config
+    from molprop.io.table import read_table
+    from molprop.training.calibrate import table_set
+    from molprop.training.train import TableSpec, load_table
+
+    config = load_config(out)
+    data = load_data(recipe)
+    frame = data if isinstance(data, pd.DataFrame) else read_table(data)
+    split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
+    split = split[split["split"].isin(["val", "test"])].reset_index(drop=True)
+    rows = split["row"].to_numpy()
+    spec = TableSpec(
+        frame.iloc[rows].reset_index(drop=True),
+        recipe.smiles_column,
+        [recipe.target],
+        config.featurizer,
+        progress=False,
+    )
+    table = load_table(spec)
+    if len(table) != len(split) or table.smiles != split["smiles"].tolist():
+        raise RuntimeError(f"{out}/split.csv does not match {recipe.data}")
+    labels = split["split"].to_numpy()
+    return (
+        table_set(table, np.flatnonzero(labels == "val")),
+        table_set(table, np.flatnonzero(labels == "test")),
+    )
+
+
+def calibrate(recipe: Recipe, out: Path) -> None:
+    """Calibrate the model in ``out`` on its validation split, score it on its test split and
+    add the ``calibration`` entry to ``metrics.json`` (weights and other metrics unchanged)."""
+    from molprop.artifact.store import read_metrics, write_metrics
+    from molprop.training.calibrate import calibrate_artifact
+
+    val, test = split_sets(recipe, out)
+    report = calibrate_artifact(out, val, test)
+    metrics = read_metrics(out)
+    metrics["calibration"] = report
+    write_metrics(out, metrics)
+
+
 def finish(recipe: Recipe, out: Path) -> None:
-    """Add the applicability domain and write the card (no retraining)."""
+    """Add the applicability domain, calibrate and write the card (no retraining)."""
     from molprop.artifact.domain import add_domain_to_artifact
 
     add_domain_to_artifact(out)
+    calibrate(recipe, out)
     write_recipe_card(recipe, out)
 
 
@@ -228,9 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", default=list(RECIPES), help="models to build")
     parser.add_argument(
         "--stage",
-        choices=["all", "train", "finish", "card"],
+        choices=["all", "train", "finish", "calibrate", "card"],
         default="all",
-        help="finish: domain + card; card: card.md only",
+        help="finish: domain + calibration + card; calibrate: calibration + card; "
+        "card: card.md only",
     )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     args = parser.parse_args(argv)
@@ -247,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
             train(recipe, out)
         if args.stage in ("all", "finish"):
             finish(recipe, out)
-        if args.stage == "card":
+        if args.stage == "calibrate":
+            calibrate(recipe, out)
+        if args.stage in ("calibrate", "card"):
             write_recipe_card(recipe, out)
     return 0
 

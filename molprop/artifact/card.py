@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from molprop.artifact.calibration import NOT_CALIBRATED, Calibration, ConformalTarget
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.store import load_config, read_metrics
@@ -88,6 +89,143 @@ def domain_lines(directory: Path, test_set: str = "test set") -> list[str]:
             frac = float(domain.in_domain(test).mean())
             lines.append(f"On the {test_set}, {frac:.0%} of the molecules are in domain.")
     return lines
+
+
+# ----------------------------------------------------------------- calibration
+
+CALIBRATION_HEADING = "## Uncertainty and calibration"
+_BIN_LABELS = {"in_domain": "in domain", "out_of_domain": "out of domain"}
+
+
+def _pct(value: object) -> str:
+    return f"{100 * value:.1f} %" if isinstance(value, float) else "?"
+
+
+def uncertainty_text(config: ArtifactConfig, calibration: Calibration | None) -> str:
+    """The card's first line: what the uncertainty and the output are."""
+    text = f"standard deviation over the {config.n_members} ensemble members"
+    if calibration is None:
+        return text + " (not calibrated: no intervals)"
+    if calibration.task_type == "classification":
+        return text  # the output says "Platt-calibrated"
+    names = ", ".join(f"`{n}_low`–`{n}_high`" for n in config.task.target_names)
+    return text + f"; calibrated 90 % conformal intervals {names}"
+
+
+def calibration_lines(directory: Path, metrics: dict) -> list[str]:
+    """The card's calibration section (body): the method, what it was fitted on, and its test
+    measurement from ``metrics.json`` (coverage and mean width per level, overall and per
+    domain bin; ECE / Brier before and after for classifiers)."""
+    calibration = Calibration.load(directory)
+    if calibration is None:
+        return [f"{NOT_CALIBRATED[0].upper()}{NOT_CALIBRATED[1:]}."]
+    report = metrics.get("calibration", {})
+    test = report.get("test", {})
+    lines = []
+    if calibration.task_type == "classification":
+        lines.append(
+            f"The reported probability is Platt-calibrated: `sigmoid(a · logit(p) + b)` of the "
+            f"ensemble's mean probability `p`, fitted on {calibration.n} molecules "
+            f"({calibration.fitted_on}); `p` itself is output as `<target>_uncalibrated`."
+        )
+        for name, entry in calibration.targets.items():
+            t = test.get(name)
+            lines.append("")
+            lines.append(
+                f"`{name}`: a = {entry.a:.3f}, b = {entry.b:.3f}."  # type: ignore[union-attr]
+            )
+            if t:
+                lines[-1] += (
+                    f" On the test set ({t['n']} molecules): ECE {t['ece_uncalibrated']:.3f} "
+                    f"uncalibrated → {t['ece']:.3f} calibrated, Brier score "
+                    f"{t['brier_uncalibrated']:.3f} → {t['brier']:.3f} (ECE: 10 equal-width "
+                    "probability bins)."
+                )
+        if not test:
+            lines += ["", "Not measured on a test set."]
+        return lines
+    lines.append(
+        "Intervals `<target>_low`–`<target>_high` (`--interval`, default 0.9; any level up to "
+        f"{calibration.max_level():.3f}) are split-conformal (crepes), normalised by the ensemble "
+        "std (difficulty `std + median calibration std`), with Mondrian bins by applicability "
+        "domain and std tercile: a molecule is served by the most specific bin with at least "
+        "30 calibration molecules (in/out of domain × std tercile → in/out of domain → std "
+        f"tercile → all). Calibrated on {calibration.n} molecules ({calibration.fitted_on}); "
+        "bins: "
+        + "; ".join(
+            f"`{name}`: " + ", ".join(f"{k} {n}" for k, n in t.serving_bins().items())
+            for name, t in calibration.targets.items()
+            if isinstance(t, ConformalTarget)
+        )
+        + "."
+    )
+    lines += [
+        "",
+        "Coverage is guaranteed only for molecules drawn like the calibration molecules; "
+        "new scaffolds, or a domain the calibration set barely covers, can be covered less "
+        "(on a scaffold split the test scaffolds are not the validation ones).",
+    ]
+    if not test:
+        return [*lines, "", "Coverage not measured on a test set."]
+    lines += [
+        "",
+        "Test-set coverage (fraction of true values inside the interval) and mean width:",
+        "",
+        "| target | level | molecules | coverage | mean width |",
+        "|---|---|---|---|---|",
+    ]
+    for name, t in test.items():
+        for level, r in t.get("levels", {}).items():
+            rows = [("all", r)]
+            if float(level) == 0.9:  # per domain bin at the default level only
+                rows += [(_BIN_LABELS.get(k, k), v) for k, v in r.get("bins", {}).items()]
+            for label, v in rows:
+                if not v.get("n"):
+                    continue
+                lines.append(
+                    f"| {name} | {float(level):.0%} {label} | {v['n']} | {_pct(v['coverage'])} "
+                    f"| {_fmt(v['mean_width'])} |"
+                )
+        naive = t.get("naive_ensemble_0.9")
+        if naive:
+            lines.append(
+                f"| {name} | naive mean ± 1.645·std, 90 % | {naive['n']} | "
+                f"{_pct(naive['coverage'])} | {_fmt(naive['mean_width'])} |"
+            )
+    return lines
+
+
+def refresh_card_calibration(directory: str | Path) -> Path | None:
+    """Rewrite the calibration section and the version / uncertainty line of an existing
+    ``card.md`` (after ``molprop calibrate``); None when the artifact has no card."""
+    directory = Path(directory)
+    path = directory / CARD_NAME
+    if not path.exists():
+        return None
+    config = load_config(directory)
+    calibration = Calibration.load(directory)
+    lines = path.read_text().split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("Version ") and " · " in line:
+            head, _, rest = line.partition(" · ")
+            rest = rest.split(" · uncertainty: ")[0]
+            lines[i] = (
+                f"Version {config.version} · {rest} · uncertainty: "
+                f"{uncertainty_text(config, calibration)}."
+            )
+            break
+    section = [CALIBRATION_HEADING, "", *calibration_lines(directory, read_metrics(directory)), ""]
+    if CALIBRATION_HEADING in lines:
+        start = lines.index(CALIBRATION_HEADING)
+        end = next(
+            (j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines)
+        )
+        lines[start:end] = section
+    else:
+        at = lines.index("## Intended use") if "## Intended use" in lines else len(lines)
+        lines[at:at] = section
+    path.write_text("\n".join(lines))
+    return path
 
 
 # ----------------------------------------------------------------- what the model is
@@ -250,6 +388,9 @@ def write_card(
     )
     if task.per_atom and task.task_type == "regression":
         output += " (a per-atom target: the model predicts per atom, the output is the total)"
+    calibration = Calibration.load(directory)
+    if task.task_type == "classification" and calibration is not None:
+        output += " (Platt-calibrated)"
     data = config.provenance.data
     shown = f" (`{_shown_path(data, root)}`)" if data and data != _IN_MEMORY_DATA else ""
     if config.provenance.split_type == "scaffold":
@@ -266,7 +407,7 @@ def write_card(
         f"# {config.name}: {title}",
         "",
         f"Version {config.version} · {task.task_type} · output: {output} · "
-        f"uncertainty: standard deviation over the {config.n_members} ensemble members.",
+        f"uncertainty: {uncertainty_text(config, calibration)}.",
         "",
         "## Data and licence",
         "",
@@ -286,7 +427,8 @@ def write_card(
         "",
         f"{split_text}: train {sizes.get('train', '?')}, validation {sizes.get('val', '?')}, "
         f"test {sizes.get('test', '?')} {items}. The validation part is used for early "
-        "stopping only; the test part is never seen in training.",
+        "stopping and to calibrate the uncertainty only; the test part is never seen in "
+        "training or calibration.",
         "",
         "## Model",
         "",
@@ -310,6 +452,10 @@ def write_card(
     if reference:
         lines += [f"Reference: {reference} (published, on a comparable scaffold split).", ""]
     lines += [
+        CALIBRATION_HEADING,
+        "",
+        *calibration_lines(directory, metrics),
+        "",
         "## Intended use",
         "",
         f"{intended_use[0].upper()}{intended_use[1:]}. A screening aid, not a replacement for "

@@ -16,6 +16,8 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "molprop.cli.train",
     "predict": "molprop.cli.predict",
     "evaluate": "molprop.cli.evaluate",
+    "calibrate": "molprop.cli.calibrate",
+    "explain": "molprop.cli.explain",
 }
 
 

@@ -58,6 +58,14 @@ def add_parser(sub, name: str) -> None:
         help="continue an interrupted run: keep the complete rows of "
         "<output>.partial (or of --output if there is no .partial)",
     )
+    p.add_argument(
+        "--interval",
+        type=interval_arg,
+        default=0.9,
+        help="level of the calibrated prediction interval, columns <target>_low and "
+        "<target>_high (default 0.9; 0 or none: no interval). Regression models with a "
+        "calibration only; see the model card",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("several processes / machines (Lightning)")
     g.add_argument(
@@ -73,6 +81,17 @@ def add_parser(sub, name: str) -> None:
         help="auto (one process unless --devices/--num-nodes ask for more) or ddp",
     )
     p.set_defaults(func=run)
+
+
+def interval_arg(text: str) -> float | None:
+    """``--interval``: a level in (0, 1), or 0 / none / off for no interval."""
+    from molprop.errors import ConfigError
+    from molprop.inference.intervals import interval_level
+
+    try:
+        return interval_level(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:
@@ -100,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 "choose another output file"
             )
     predictor = Predictor.from_pretrained(args.model)
+    predictor.interval_level(args.interval)  # a level the calibration cannot serve: stop now
     # a 3D model reads a structure file's own coordinates; SMILES inputs (and SDF for a 2D
     # model, as SMILES + properties) are streamed
     structure_file = predictor.reads_structures and is_structure_path(args.input)
@@ -153,12 +173,15 @@ def _predict(
             num_workers=args.num_workers,
             resume=args.resume,
             progress=progress,
+            interval=args.interval,
         )
         if summary is None:  # not global rank 0
             return {}, None
         return summary.status, summary.rows_total
     if structure_file:
-        out = predictor.predict_structure_file(args.input, batch_size=args.batch_size)
+        out = predictor.predict_structure_file(
+            args.input, batch_size=args.batch_size, interval=args.interval
+        )
         suffix = Path(args.output).suffix.lower()  # compression as pandas infers it
         out.to_csv(staged, index=False, compression=_COMPRESSION.get(suffix))
         return out["status"].value_counts().to_dict(), len(out)
@@ -172,5 +195,6 @@ def _predict(
         num_workers=args.num_workers,
         resume=args.resume,
         progress=progress,
+        interval=args.interval,
     )
     return summary.status, summary.rows_total

@@ -127,11 +127,14 @@ class ChunkPredictor(L.LightningModule):
     """Wraps a :class:`~molprop.inference.predictor.Predictor` for ``Trainer.predict``: one
     step predicts one chunk and returns ``(first row, output frame)``."""
 
-    def __init__(self, predictor, smiles_column: str, batch_size: int) -> None:
+    def __init__(
+        self, predictor, smiles_column: str, batch_size: int, interval: float | None = None
+    ) -> None:
         super().__init__()
         self.members = torch.nn.ModuleList(predictor.members)  # moved to the rank's device
         self.predictor = predictor
         self.smiles_column, self.batch_size = smiles_column, batch_size
+        self.interval = interval
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
         return batch  # graphs are collated per size bucket inside predict_frame
@@ -139,7 +142,12 @@ class ChunkPredictor(L.LightningModule):
     def predict_step(self, batch, batch_idx: int):
         chunk, items = batch
         out = self.predictor.predict_frame(
-            chunk.frame, self.smiles_column, self.batch_size, items=items, device=self.device
+            chunk.frame,
+            self.smiles_column,
+            self.batch_size,
+            items=items,
+            device=self.device,
+            interval=self.interval,
         )
         return chunk.start, out
 
@@ -278,8 +286,10 @@ def predict_distributed(
     num_workers: int = 0,
     resume: bool = False,
     progress: bool = True,
+    interval: float | str | None = 0.9,
 ) -> StreamSummary | None:
-    """Predict ``input_path`` into ``output_path`` on ``devices`` × ``num_nodes`` processes.
+    """Predict ``input_path`` into ``output_path`` on ``devices`` × ``num_nodes`` processes
+    (``interval``: see :meth:`~molprop.inference.Predictor.predict`).
     Returns the summary on global rank 0 and None on the other ranks."""
     input_path, output_path = Path(input_path), Path(output_path)
     if not input_path.exists():
@@ -306,7 +316,8 @@ def predict_distributed(
         use_distributed_sampler=False,
         callbacks=[PartWriter(data.directory, input_path, progress)],
     )
-    module = ChunkPredictor(predictor, smiles_column, batch_size)
+    level = predictor.interval_level(interval)  # checked before any process starts
+    module = ChunkPredictor(predictor, smiles_column, batch_size, level)
     trainer.predict(module, datamodule=data, return_predictions=False)
     if trainer.global_rank != 0:
         return None

@@ -2,7 +2,10 @@
 
 Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
 ``invalid_input`` or ``error``) and ``error`` (the reason, empty when ok). Ensembles add a
-``<target>_std`` column (spread of the members).
+``<target>_std`` column (spread of the members). Calibrated artifacts add
+``<target>_low`` / ``<target>_high`` (regression: conformal interval, ``interval=0.9`` by
+default) or report Platt-calibrated probabilities (classification); see
+:mod:`molprop.inference.intervals`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pandas as pd
 from rdkit import Chem
 
 from molprop.artifact.augment import Augmenter
+from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.resolve import resolve_model
@@ -31,6 +35,13 @@ from molprop.chem.structures import (
 from molprop.errors import ConfigError, DataError, InvalidInputError, PredictionCancelled
 from molprop.featurize import build_featurizer
 from molprop.graph import MolGraph
+from molprop.inference.intervals import (
+    add_intervals,
+    calibrate_probabilities,
+    check_servable,
+    interval_level,
+    note_uncalibrated,
+)
 from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
 from molprop.io.structures import structure_frame
 from molprop.io.table import featurize_rows
@@ -49,6 +60,7 @@ class Predictor:
         self.featurizer = build_featurizer(config.featurizer)
         self._augmenter = Augmenter(self.directory, config)  # transfer learning: extra inputs
         self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
+        self.calibration = Calibration.load(self.directory)  # None: written before calibration
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path) -> Predictor:
@@ -83,10 +95,17 @@ class Predictor:
         batch_size: int = 256,
         device=None,
         should_stop=None,
+        *,
+        interval: float | str | None = None,
+        calibrated: bool = True,
     ) -> pd.DataFrame:
         """Predictions for already-featurised rows (an Exception marks a failed row).
         ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU).
-        ``should_stop``: asked before every batch (see :meth:`predict`)."""
+        ``should_stop``: asked before every batch (see :meth:`predict`). ``interval``: level of
+        the ``<target>_low`` / ``_high`` columns (default none here: the rows' domain is
+        unknown, so the std bins and the pooled bin serve; :meth:`predict` knows it).
+        ``calibrated=False``: the ensemble's raw mean probabilities (calibration fitting)."""
+        level = self.interval_level(interval)
         n = len(items)
         names = self.target_names
         values = np.full((n, len(names)), np.nan)
@@ -127,7 +146,26 @@ class Predictor:
                 frame[f"{name}_std"] = stds[:, j]
         frame["status"] = status
         frame["error"] = error
+        if calibrated:
+            if self.calibration is None and (level is not None or self.task_type != "regression"):
+                note_uncalibrated(self.directory, self.task_type)
+            calibrate_probabilities(frame, self.calibration, names)
+            add_intervals(frame, self.calibration, names, level, None)
         return frame
+
+    def interval_level(self, interval: float | str | None) -> float | None:
+        """``interval`` checked (see :func:`~molprop.inference.intervals.interval_level`; above
+        what the calibration set serves: ``ConfigError``); None when off."""
+        level = interval_level(interval)
+        check_servable(self.calibration, level)
+        return level
+
+    def _add_intervals(self, out: pd.DataFrame, level: float | None) -> None:
+        """``<target>_low`` / ``_high`` after ``in_domain`` is known (Mondrian bins)."""
+        in_domain = out["in_domain"].to_numpy(dtype=bool) if self.domain is not None else None
+        if self.calibration is None and level is not None:
+            note_uncalibrated(self.directory, self.task_type)
+        add_intervals(out, self.calibration, self.target_names, level, in_domain)
 
     def augment_features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
         """Extra per-graph inputs of a label/embed-augmented fine-tuned model (made by the
@@ -142,9 +180,12 @@ class Predictor:
         max_heavy_atoms: int | None = None,
         max_smiles_length: int | None = None,
         should_stop: Callable[[], bool] | None = None,
+        interval: float | str | None = DEFAULT_LEVEL,
     ) -> pd.DataFrame:
         """SMILES -> DataFrame with ``smiles``, one column per target, ``<target>_std`` for
-        ensembles, ``status`` and ``error``; row i is input i. ``batch_size`` caps the molecules
+        ensembles, ``status`` and ``error``, ``in_domain``, and for a calibrated regression model
+        ``<target>_low`` / ``<target>_high``: the conformal interval at level ``interval``
+        (default 0.9; None or 0 for none); row i is input i. ``batch_size`` caps the molecules
         per forward pass (on a CPU a pass also stops at ``models.predict.CPU_MAX_TOKENS``).
 
         Work limits: a molecule with more than ``max_heavy_atoms`` heavy atoms is a per-row
@@ -155,6 +196,7 @@ class Predictor:
         when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
         """
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
+        level = self.interval_level(interval)
         length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
 
         def featurize_one(smi: str) -> MolGraph:
@@ -176,17 +218,30 @@ class Predictor:
             out = self.predict_graphs(items, batch_size=batch_size, should_stop=should_stop)
             out.insert(0, "smiles", smiles)
             self._add_domain(out, smiles)
+            self._add_intervals(out, level)
         return out
 
+    def explain(self, smiles: Sequence[str] | str, **options) -> list:
+        """Atom attributions (Integrated Gradients on the token embedding layer): one
+        :class:`~molprop.inference.explain.Explanation` per SMILES, in order, with per-atom
+        weights, prediction, baseline and completeness delta; bad SMILES are per-row
+        ``invalid_input``. ``options``: see :func:`molprop.inference.explain.explain`."""
+        from molprop.inference.explain import explain  # Captum is loaded only to explain
+
+        return explain(self, smiles, **options)
+
     def predict_structures(
-        self, structures: Sequence[object], batch_size: int = 256
+        self,
+        structures: Sequence[object],
+        batch_size: int = 256,
+        interval: float | str | None = DEFAULT_LEVEL,
     ) -> pd.DataFrame:
         """``ase.Atoms`` / pymatgen ``Molecule`` or ``Structure`` objects -> one row each, in
         order (``label``, targets, ``status``, ``error``). Needs a model with a 3D featuriser."""
         self._require_structures()
         structures = list(structures)
         items = featurize_rows(structures, self.featurizer.from_structure)
-        out = self.predict_graphs(items, batch_size)
+        out = self.predict_graphs(items, batch_size, interval=interval)
         labels = [
             s.get_chemical_formula()
             if hasattr(s, "get_chemical_formula")
@@ -196,7 +251,12 @@ class Predictor:
         out.insert(0, "label", labels)
         return out
 
-    def predict_structure_file(self, path: str | Path, batch_size: int = 256) -> pd.DataFrame:
+    def predict_structure_file(
+        self,
+        path: str | Path,
+        batch_size: int = 256,
+        interval: float | str | None = DEFAULT_LEVEL,
+    ) -> pd.DataFrame:
         """One row per record of a structure file (extxyz, SDF, ...; see
         :func:`~molprop.chem.structures.read_structures`), in order: ``record``, ``label``, the
         record's info columns, then the prediction columns with ``status`` / ``error`` (an
@@ -213,7 +273,9 @@ class Predictor:
                 raise record  # reported in its row
             return self.featurizer.from_structure(record)
 
-        preds = self.predict_graphs(featurize_rows(records, featurize_record), batch_size)
+        preds = self.predict_graphs(
+            featurize_rows(records, featurize_record), batch_size, interval=interval
+        )
         for col in preds.columns:
             frame[col] = preds[col].values
         return frame
@@ -241,9 +303,12 @@ class Predictor:
         batch_size: int = 256,
         items: Sequence[MolGraph | Exception] | None = None,
         device=None,
+        interval: float | str | None = DEFAULT_LEVEL,
     ) -> pd.DataFrame:
         """Input columns followed by prediction columns (clashing names are overwritten).
-        ``items``: the rows already featurised (e.g. by worker processes), one per row."""
+        ``items``: the rows already featurised (e.g. by worker processes), one per row.
+        ``interval``: see :meth:`predict`."""
+        level = self.interval_level(interval)
         if items is None:
             items = self.featurize(frame[smiles_column].tolist())
         preds = self.predict_graphs(items, batch_size, device=device)
@@ -251,4 +316,5 @@ class Predictor:
         for col in preds.columns:
             out[col] = preds[col].values
         self._add_domain(out, frame[smiles_column].tolist())
+        self._add_intervals(out, level)
         return out

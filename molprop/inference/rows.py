@@ -10,7 +10,8 @@ Every input row gets one output row with ``status`` and ``error``:
   failure, a non-finite model output); ``error`` says what.
 
 :class:`RowPrediction` reads one row of a :class:`~molprop.inference.Predictor` frame back as
-typed fields (value, spread, domain, status, error); the service builds its results from it.
+typed fields (value, spread, domain, calibrated interval, status, error); the service builds
+its results from it.
 """
 
 from __future__ import annotations
@@ -41,13 +42,16 @@ def _finite_or_none(value: object) -> float | None:
 class RowPrediction:
     """One prediction row as typed fields. ``value`` is None exactly when ``status`` is not
     ``ok``; ``std`` (spread of an ensemble's members) and ``in_domain`` are None when the model
-    has none or the row failed; ``error`` is None when ok."""
+    has none or the row failed; ``interval`` is ``(level, low, high)``, the calibrated
+    prediction interval, or None (no interval asked for, a model without calibration, a
+    classifier, a failed row); ``error`` is None when ok."""
 
     status: str
     value: float | None = None
     std: float | None = None
     in_domain: bool | None = None
     error: str | None = None
+    interval: tuple[float, float, float] | None = None
 
     @property
     def ok(self) -> bool:
@@ -59,19 +63,29 @@ class RowPrediction:
         return cls(status=failure_status(exc), error=str(exc))
 
     @classmethod
-    def from_frame_row(cls, row: Mapping[str, object], target: str) -> RowPrediction:
+    def from_frame_row(
+        cls, row: Mapping[str, object], target: str, level: float | None = None
+    ) -> RowPrediction:
         """One row of a Predictor frame (``row``: column -> value, e.g. from
-        ``frame.to_dict("records")``) for the target column ``target``."""
+        ``frame.to_dict("records")``) for the target column ``target``; ``level``: the interval
+        level the frame was predicted with (its ``<target>_low`` / ``_high`` columns)."""
         status = str(row["status"])
         if status != STATUS_OK:
             return cls(status=status, error=str(row["error"]) or None)
         std = row.get(f"{target}_std")
         in_domain = row.get("in_domain")
+        low, high = row.get(f"{target}_low"), row.get(f"{target}_high")
+        interval = None
+        if level is not None and low is not None and high is not None:
+            low, high = _finite_or_none(low), _finite_or_none(high)
+            if low is not None and high is not None:
+                interval = (float(level), low, high)
         return cls(
             status=STATUS_OK,
             value=float(row[target]),  # type: ignore[arg-type]
             std=None if std is None else _finite_or_none(std),
             in_domain=None if in_domain is None else bool(in_domain),
+            interval=interval,
         )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from molprop.artifact.calibration import DEFAULT_LEVEL
 from molprop.inference.pool import FeaturizerPool
 from molprop.io.readers import InputChunk, count_records, iter_chunks
 from molprop.io.sink import append_checked, prepare_output, release_freed_memory
@@ -57,13 +58,17 @@ def predict_stream(
     resume: bool = False,
     progress: bool = True,
     prefetch: int = 2,
+    interval: float | str | None = DEFAULT_LEVEL,
 ) -> StreamSummary:
     """Predict every row of ``input_path`` into ``output_path`` (CSV), chunk by chunk.
 
     Columns: the input columns, then the predictor's columns (targets, ``<target>_std`` for
     ensembles, ``status``, ``error``, ...). Featurisation of up to ``prefetch`` chunks runs
-    ahead in the workers while the model predicts the current chunk.
+    ahead in the workers while the model predicts the current chunk. ``interval``: level of
+    the calibrated ``<target>_low`` / ``<target>_high`` columns (None: none; see
+    :meth:`~molprop.inference.Predictor.predict`).
     """
+    interval = predictor.interval_level(interval)  # checked before any output is written
     output_path = Path(output_path)
     done, header = prepare_output(output_path, resume)
     if done:
@@ -87,7 +92,9 @@ def predict_stream(
     def finish(chunk: InputChunk, futures: list[Future]) -> None:
         nonlocal header, written
         items = chunk.with_failures([item for f in futures for item in f.result()])
-        out = predictor.predict_frame(chunk.frame, smiles_column, batch_size, items=items)
+        out = predictor.predict_frame(
+            chunk.frame, smiles_column, batch_size, items=items, interval=interval
+        )
         header = append_checked(output_path, out, header)
         written += len(out)
         status.update(out["status"].tolist())

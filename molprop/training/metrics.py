@@ -1,4 +1,5 @@
-"""Metrics: RMSE, MAE, R² (regression); MCC, ROC-AUC, accuracy (classification).
+"""Metrics: RMSE, MAE, R² (regression); MCC, ROC-AUC, accuracy, Brier score and expected
+calibration error (classification); coverage and width of prediction intervals.
 
 Each is computed per target over labelled entries (NaN = missing) and averaged over targets.
 """
@@ -44,6 +45,43 @@ def mcc(y: np.ndarray, p: np.ndarray, threshold: float = 0.5) -> float:
     return float((tp * tn - fp * fn) / denom) if denom > 0 else 0.0
 
 
+def brier(y: np.ndarray, p: np.ndarray) -> float:
+    """Brier score: mean squared difference between the probability and the 0/1 label."""
+    y, p = np.asarray(y, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    return float(np.mean((p - y) ** 2))
+
+
+ECE_BINS = 10
+
+
+def ece(y: np.ndarray, p: np.ndarray, n_bins: int = ECE_BINS) -> float:
+    """Expected calibration error: the probabilities cut into ``n_bins`` equal-width bins
+    ([0, 0.1), ..., [0.9, 1]); the mean over molecules of |fraction positive - mean probability|
+    of their bin."""
+    y, p = np.asarray(y, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    if len(y) == 0:
+        return float("nan")
+    bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    total = 0.0
+    for b in np.unique(bins):
+        inside = bins == b
+        total += inside.sum() * abs(y[inside].mean() - p[inside].mean())
+    return float(total / len(y))
+
+
+def interval_metrics(y: np.ndarray, low: np.ndarray, high: np.ndarray) -> dict[str, float]:
+    """Coverage (fraction of labels inside [low, high]), mean width and count."""
+    y, low, high = (np.asarray(a, dtype=np.float64) for a in (y, low, high))
+    if len(y) == 0:
+        return {"coverage": float("nan"), "mean_width": float("nan"), "n": 0}
+    inside = (y >= low) & (y <= high)
+    return {
+        "coverage": float(inside.mean()),
+        "mean_width": float(np.mean(high - low)),
+        "n": int(len(y)),
+    }
+
+
 def regression_metrics(y: np.ndarray, pred: np.ndarray) -> dict[str, float]:
     err = pred - y
     ss_tot = float(np.sum((y - y.mean()) ** 2))
@@ -59,6 +97,8 @@ def classification_metrics(y: np.ndarray, prob: np.ndarray) -> dict[str, float]:
         "roc_auc": roc_auc(y, prob),
         "mcc": mcc(y, prob),
         "accuracy": float(np.mean((prob >= 0.5) == y.astype(bool))),
+        "brier": brier(y, prob),
+        "ece": ece(y, prob),
     }
 
 

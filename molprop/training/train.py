@@ -30,6 +30,7 @@ from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.io.table import MoleculeTable, load_molecule_table
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.predict import per_atom_counts
+from molprop.training.calibrate import calibrate_artifact, table_set
 from molprop.training.fit import build_model, evaluate_split, fit_ensemble, is_global_zero
 
 log = logging.getLogger(__name__)
@@ -298,6 +299,12 @@ def run_train(request: TrainRequest) -> TrainResult:
     save_artifact(out, artifact, members)
     if request.featurizer.kind == "2d":  # applicability domain over the training SMILES
         add_domain_to_artifact(out, [table.smiles[i] for i in split.train])
+    if len(split.val):  # calibrated on the validation split; the test split is only scored
+        metrics["calibration"] = calibrate_artifact(
+            out, table_set(table, split.val), table_set(table, split.test), strict=False
+        )
+    else:
+        log.warning("no validation split: %s is not calibrated (no intervals)", out)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     log.info("test metrics: %s", metrics["test"]["ensemble"])
     return result

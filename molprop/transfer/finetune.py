@@ -36,6 +36,7 @@ from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.io.table import MoleculeTable, parse_target
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.model import MolPropModel
+from molprop.training.calibrate import calibrate_artifact, table_set
 from molprop.training.fit import evaluate_split, fit_ensemble, is_global_zero
 from molprop.training.train import (
     SplitSpec,
@@ -178,13 +179,33 @@ def write_finetuned(
     members: list[MolPropModel],
     metrics: dict[str, Any],
     pre_dir: Path,
+    data: FinetuneData | None = None,
 ) -> None:
     """The fine-tuned artifact, with a copy of the pretrained one when prediction needs its
-    augmentation inputs, and ``metrics.json``. Global rank 0 alone calls this."""
+    augmentation inputs, its calibration (on ``data``'s validation part, when given) and
+    ``metrics.json``. Global rank 0 alone calls this."""
     if artifact.augment is not None:
         copy_pretrained(pre_dir, out / artifact.augment.source)
     save_artifact(out, artifact, members)
+    if data is not None:
+        calibrate_finetuned(out, data, metrics)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+
+
+def calibrate_finetuned(out: Path, data: FinetuneData, metrics: dict[str, Any]) -> None:
+    """Calibrate the written artifact on the validation part (the predictor's own predictions:
+    augmentation inputs from the pretrained copy), score it on the test part, and add the
+    ``calibration`` entry to ``metrics``. Without a validation part: not calibrated."""
+    parts = data.parts
+    if len(parts.get("val", [])) == 0:
+        log.warning("no validation data: %s is not calibrated (no intervals)", out)
+        return
+
+    def whole(part: str):
+        return table_set(parts[part], np.arange(len(parts[part])))
+
+    test = whole("test") if len(parts.get("test", [])) else None
+    metrics["calibration"] = calibrate_artifact(out, whole("val"), test, strict=False)
 
 
 def finetuned_config(
@@ -267,7 +288,7 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         artifact = finetuned_config(
             request, pre_dir, pre, config, task, aug, fresh, len(fitted.members)
         )
-        write_finetuned(out, artifact, fitted.members, metrics, pre_dir)
+        write_finetuned(out, artifact, fitted.members, metrics, pre_dir, data)
     if "test" in metrics:
         log.info("test metrics: %s", metrics["test"]["ensemble"])
     return FinetuneResult(out, metrics, fitted.summaries, wall_seconds, writes, fresh)

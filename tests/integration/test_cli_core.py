@@ -130,7 +130,16 @@ def test_predict_cli_keeps_order_and_reports_bad_rows(trained, tmp_path):
 def test_python_predictor_matches_cli_artifact(trained):
     pred = Predictor.from_pretrained(trained)
     df = pred.predict(["CCO", "bad(", "c1ccccc1O"])
-    assert list(df.columns) == ["smiles", "logp", "logp_std", "status", "error", "in_domain"]
+    assert list(df.columns) == [
+        "smiles",
+        "logp",
+        "logp_std",
+        "status",
+        "error",
+        "in_domain",
+        "logp_low",
+        "logp_high",
+    ]
     assert not df.in_domain[1]  # a failed row is never in domain
     assert df.status.tolist() == ["ok", "invalid_input", "ok"]
     assert np.isnan(df.logp[1])

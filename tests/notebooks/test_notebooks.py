@@ -33,6 +33,12 @@ NEEDS = {
         "molprop.transfer.pretrain",
     ],
     "04_3d_and_crystals.ipynb": ["molprop.featurize.graph3d", "molprop.chem.structures"],
+    "05_trust_your_predictions.ipynb": [
+        "molprop.artifact.calibration",
+        "molprop.inference.explain",
+        "captum",
+        "crepes",
+    ],
 }
 
 

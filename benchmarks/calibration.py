@@ -1,0 +1,283 @@
+"""Calibrated intervals of the shipped models (issue 18): coverage and width on the scaffold
+test split of each regression model, per applicability-domain bin; the same on an external set
+built from shipped data; ECE / Brier of the BBBP classifier before and after Platt scaling.
+
+Every calibration here is the one stored in ``pretrained/<name>/calibration.json`` (fitted on
+the validation split by ``python -m molprop.pretrained_recipes --stage calibrate``); the test and
+external molecules are only predicted and scored. Baselines for context, computed on the same
+predictions: the naive ensemble interval ``mean ± z·std`` and plain (not normalised, pooled)
+split-conformal intervals fitted on the same validation split (crepes).
+
+Checks (from the issue): overall coverage of 90 % intervals within 87-93 %; in-domain and
+out-of-domain bins within ±5 % of nominal where they have >= 30 molecules. Misses are reported
+as misses.
+
+External set: only one property has an honest one. ``data/qm9/micro_qm9.csv.gz`` (graphium's
+1,006-molecule QM9 sample, MoleculeNet format) carries the same HOMO-LUMO gap (B3LYP/6-31G(2df,p),
+Hartree -> eV) as the QM9 part the homo_lumo_gap model was trained on; the molecules that are
+also in that part (train, validation or test; canonical SMILES) are removed. The other shipped
+tables of solubility (ESOL.csv.gz), lipophilicity (Lipophilicity.csv.gz) and hydration free
+energy (FreeSolv.csv.gz) are the same measurements as the training tables, so no external set
+exists for them in the repository.
+
+Usage: python -m benchmarks.calibration  (writes benchmarks/results/calibration.json and
+docs/results/calibration.md; ~1 min on a laptop CPU)
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+from rdkit import Chem, RDLogger
+
+from molprop.artifact.calibration import Calibration, ConformalTarget
+from molprop.inference import Predictor
+from molprop.pretrained_recipes import HARTREE_EV, PRETRAINED, RECIPES, load_data, split_sets
+from molprop.training.calibrate import LabelledSet, measure, raw_predictions
+from molprop.training.metrics import interval_metrics
+
+REPO = Path(__file__).resolve().parents[1]
+OUT_JSON = REPO / "benchmarks" / "results" / "calibration.json"
+OUT_MD = REPO / "docs" / "results" / "calibration.md"
+LEVEL = 0.9
+OVERALL_BAND = (0.87, 0.93)
+BIN_TOLERANCE, BIN_MIN = 0.05, 30
+REGRESSION = [n for n, r in RECIPES.items() if r.task_type == "regression"]
+
+
+def plain_conformal(val: LabelledSet, raw_val, raw_test, test: LabelledSet) -> dict:
+    """Pooled split-conformal on |residual| (no std, no bins), fitted on the validation split."""
+    from crepes import ConformalRegressor
+
+    keep_v = raw_val.ok & np.isfinite(val.targets[:, 0])
+    keep_t = raw_test.ok & np.isfinite(test.targets[:, 0])
+    cr = ConformalRegressor().fit(val.targets[keep_v, 0] - raw_val.mean[keep_v, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        iv = cr.predict_int(raw_test.mean[keep_t, 0], confidence=LEVEL)
+    y = test.targets[keep_t, 0]
+    out = interval_metrics(y, iv[:, 0], iv[:, 1])
+    if raw_test.in_domain is not None:
+        d = raw_test.in_domain[keep_t]
+        out["bins"] = {
+            "in_domain": interval_metrics(y[d], iv[d, 0], iv[d, 1]),
+            "out_of_domain": interval_metrics(y[~d], iv[~d, 0], iv[~d, 1]),
+        }
+    return out
+
+
+def checks(report: dict) -> dict:
+    """Pass / miss of the issue's criteria for the 90 % intervals of one set."""
+    cov = report["coverage"]
+    out = {"overall": {"coverage": cov, "band": list(OVERALL_BAND)}}
+    out["overall"]["pass"] = OVERALL_BAND[0] <= cov <= OVERALL_BAND[1]
+    for name, b in report.get("bins", {}).items():
+        entry = {"coverage": b["coverage"], "n": b["n"]}
+        if b["n"] >= BIN_MIN:
+            entry["pass"] = abs(b["coverage"] - LEVEL) <= BIN_TOLERANCE
+        else:
+            entry["pass"] = None  # fewer than 30 molecules: not checked
+        out[name] = entry
+    return out
+
+
+def score(name: str, predictor: Predictor, cal: Calibration, test: LabelledSet, val=None):
+    raw_test = raw_predictions(predictor, test)
+    measured = measure(cal, predictor, test, levels=(0.8, 0.9, 0.95), raw=raw_test)
+    target = predictor.target_names[0]
+    entry = measured[target]
+    entry["checks"] = checks(entry["levels"]["0.9"])
+    keep = raw_test.ok & np.isfinite(test.targets[:, 0])
+    entry["rmse"] = float(np.sqrt(np.mean((raw_test.mean[keep, 0] - test.targets[keep, 0]) ** 2)))
+    if val is not None:
+        raw_val = raw_predictions(predictor, val)
+        entry["plain_conformal_0.9"] = plain_conformal(val, raw_val, raw_test, test)
+        kv = raw_val.ok & np.isfinite(val.targets[:, 0])
+        entry["rmse_calibration_set"] = float(
+            np.sqrt(np.mean((raw_val.mean[kv, 0] - val.targets[kv, 0]) ** 2))
+        )
+    return entry
+
+
+def external_qm9(directory: Path) -> tuple[LabelledSet, dict]:
+    """micro_qm9 molecules not in the model's QM9 part, with the gap in eV."""
+    RDLogger.DisableLog("rdApp.*")
+    micro = pd.read_csv(REPO / "data" / "qm9" / "micro_qm9.csv.gz")
+    part = load_data(RECIPES["homo_lumo_gap"])
+
+    def canonical(smi: str) -> str | None:
+        mol = Chem.MolFromSmiles(smi)
+        return None if mol is None else Chem.MolToSmiles(mol)
+
+    seen = {canonical(s) for s in part["smiles"]}
+    keys = [canonical(s) for s in micro["smiles"]]
+    keep = np.array([k is not None and k not in seen for k in keys])
+    kept = micro[keep].reset_index(drop=True)
+    predictor = Predictor.from_pretrained(directory)
+    items = predictor.featurize(kept["smiles"].tolist())
+    targets = (kept["gap"].to_numpy(dtype=float) * HARTREE_EV)[:, None]
+    info = {
+        "source": "data/qm9/micro_qm9.csv.gz (gap, Hartree x 27.211386 -> eV)",
+        "rows": len(micro),
+        "removed_in_training_part": int(sum(k in seen for k in keys if k is not None)),
+        "unparsable": int(sum(k is None for k in keys)),
+        "used": len(kept),
+    }
+    return LabelledSet(items, kept["smiles"].tolist(), targets), info
+
+
+def main() -> None:
+    results: dict = {
+        "level": LEVEL,
+        "criteria": {
+            "overall": f"coverage of {LEVEL:.0%} intervals in [{OVERALL_BAND[0]}, "
+            f"{OVERALL_BAND[1]}]",
+            "bins": f"in/out-of-domain bins within ±{BIN_TOLERANCE} of {LEVEL} when n >= "
+            f"{BIN_MIN} (pass: null = fewer molecules, not checked)",
+        },
+        "naive_z": NormalDist().inv_cdf(0.5 + LEVEL / 2),
+        "scaffold_test": {},
+        "external": {},
+    }
+    for name in REGRESSION:
+        directory = PRETRAINED / name
+        predictor = Predictor.from_pretrained(directory)
+        cal = Calibration.load(directory)
+        assert cal is not None, f"{name} is not calibrated: run the calibrate stage first"
+        val, test = split_sets(RECIPES[name], directory)
+        entry = score(name, predictor, cal, test, val)
+        entry["calibration"] = {
+            "n": cal.n,
+            "bins": {
+                t: c.serving_bins()
+                for t, c in cal.targets.items()
+                if isinstance(c, ConformalTarget)
+            },
+        }
+        results["scaffold_test"][name] = entry
+        print(name, json.dumps(entry["checks"]))
+    ext, info = external_qm9(PRETRAINED / "homo_lumo_gap")
+    predictor = Predictor.from_pretrained(PRETRAINED / "homo_lumo_gap")
+    gap_val, _ = split_sets(RECIPES["homo_lumo_gap"], PRETRAINED / "homo_lumo_gap")
+    entry = score(
+        "homo_lumo_gap", predictor, Calibration.load(PRETRAINED / "homo_lumo_gap"), ext, gap_val
+    )
+    results["external"]["homo_lumo_gap"] = {"set": info, **entry}
+    print("external homo_lumo_gap", json.dumps(entry["checks"]))
+    results["external"]["none_for"] = {
+        "solubility": "ESOL.csv.gz holds the same 1,128 measurements as the training table",
+        "lipophilicity": "Lipophilicity.csv.gz holds the same 4,200 measurements",
+        "hydration_free_energy": "FreeSolv.csv.gz holds the same 642 values",
+    }
+    bbb = PRETRAINED / "bbb_penetration"
+    _, test = split_sets(RECIPES["bbb_penetration"], bbb)
+    results["classification"] = {
+        "bbb_penetration": measure(Calibration.load(bbb), Predictor.from_pretrained(bbb), test)
+    }
+    OUT_JSON.write_text(json.dumps(results, indent=2))
+    OUT_MD.write_text(markdown(results))
+    print(f"wrote {OUT_JSON} and {OUT_MD}")
+
+
+def _mark(ok) -> str:
+    return "—" if ok is None else ("pass" if ok else "**miss**")
+
+
+def why(results: dict) -> str:
+    """The paragraph on the misses, with the RMSE ratios of the sets."""
+    ratio = {n: e["rmse"] / e["rmse_calibration_set"] for n, e in results["scaffold_test"].items()}
+    ext = results["external"]["homo_lumo_gap"]
+    shift = ", ".join(f"{n} {r:.2f}" for n, r in ratio.items())
+    return (
+        "Why the misses: split-conformal coverage is guaranteed for molecules exchangeable with "
+        "the calibration (validation) molecules. A scaffold split puts other scaffolds in the "
+        "test part than in the validation part, and on the small sets they differ in "
+        f"difficulty: test RMSE / validation RMSE = {shift}. Where the test part is harder "
+        "(solubility, lipophilicity) the intervals cover too little, where it is easier "
+        "(hydration free energy) too much; where both are alike (HOMO-LUMO gap, 726 "
+        "validation molecules) coverage is on target. The external QM9 sample is much harder "
+        f"for the model (RMSE {ext['rmse']:.3f} eV against {ext['rmse_calibration_set']:.3f} on "
+        "validation); the std-normalised intervals widen with it and still cover "
+        f"{ext['levels']['0.9']['coverage']:.1%}. The plain conformal baseline misses in the "
+        "same places (no calibration can undo such a shift); the naive ensemble interval is far "
+        "off everywhere."
+    )
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        "# Calibrated intervals of the shipped models",
+        "",
+        "Produced by `python -m benchmarks.calibration` (numbers: "
+        "`benchmarks/results/calibration.json`). Each regression model's intervals were "
+        "calibrated on its validation split only (`pretrained/<name>/calibration.json`; "
+        "normalised split-conformal, Mondrian bins by applicability domain and std tercile, see "
+        "`molprop/artifact/calibration.py`) and are scored here on its scaffold test split and, "
+        "for the HOMO-LUMO gap, on an external QM9 sample. Criteria: coverage of the 90 % "
+        "intervals in 87–93 % overall; in-domain and out-of-domain bins within ±5 % of 90 % "
+        "where they have ≥ 30 molecules (— : fewer, not checked). Nothing was tuned on these "
+        "sets.",
+        "",
+        "| model | set | n | coverage 90 % | mean width | in domain (n) | out of domain (n) "
+        "| overall | in | out | RMSE set / val | naive mean ± 1.645 std | plain conformal |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    rows = [(n, "scaffold test", e) for n, e in results["scaffold_test"].items()]
+    ext = results["external"]["homo_lumo_gap"]
+    rows.append(("homo_lumo_gap", f"external: micro QM9 ({ext['set']['used']})", ext))
+    for name, label, e in rows:
+        r, c = e["levels"]["0.9"], e["checks"]
+        bins = r.get("bins", {})
+        naive = e.get("naive_ensemble_0.9", {})
+        plain = e.get("plain_conformal_0.9")
+
+        def cov(b):
+            return f"{b['coverage']:.1%} ({b['n']})" if b else "?"
+
+        lines.append(
+            f"| {name} | {label} | {r['n']} | {r['coverage']:.1%} | {r['mean_width']:.3f} | "
+            f"{cov(bins.get('in_domain'))} | {cov(bins.get('out_of_domain'))} | "
+            f"{_mark(c['overall']['pass'])} | {_mark(c.get('in_domain', {}).get('pass'))} | "
+            f"{_mark(c.get('out_of_domain', {}).get('pass'))} | "
+            f"{e['rmse']:.3f} / {e.get('rmse_calibration_set', float('nan')):.3f} | "
+            f"{naive.get('coverage', float('nan')):.1%} / {naive.get('mean_width', float('nan')):.3f} | "
+            + (f"{plain['coverage']:.1%} / {plain['mean_width']:.3f} |" if plain else "— |")
+        )
+    cls = results["classification"]["bbb_penetration"]["p_np"]
+    lines += [
+        "",
+        "Widths are in the target's unit (log10(mol/L), logD, kcal/mol, eV). Naive: the ensemble "
+        "std read as a Gaussian sigma; plain conformal: pooled split-conformal on |residual| "
+        "(no std, no bins) fitted on the same validation split — both for context only.",
+        "",
+        why(results),
+        "",
+        "External sets: only the HOMO-LUMO gap has one in the repository "
+        f"({ext['set']['source']}; {ext['set']['removed_in_training_part']} molecules that are "
+        "in the model's QM9 part removed). The other shipped tables of solubility, "
+        "lipophilicity and hydration free energy hold the same measurements as the training "
+        "tables, so they are not external.",
+        "",
+        "## Classification (BBBP, Platt scaling fitted on the validation split)",
+        "",
+        f"Scaffold test split, {cls['n']} molecules: ECE {cls['ece_uncalibrated']:.3f} "
+        f"uncalibrated → {cls['ece']:.3f} calibrated; Brier {cls['brier_uncalibrated']:.4f} → "
+        f"{cls['brier']:.4f} (ECE: 10 equal-width bins). "
+        + (
+            "The ensemble was already close to calibrated; on this test split Platt scaling "
+            "does not improve it (the differences are within the noise of 205 molecules)."
+            if cls["ece"] >= cls["ece_uncalibrated"]
+            else "Platt scaling lowers the test ECE."
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,498 @@
+"""Calibration stored with a model: conformal intervals (regression), Platt scaling
+(classification). ``calibration.json`` in the artifact directory; JSON only, never pickled:
+the numbers are stored and the `crepes <https://github.com/henrikbostrom/crepes>`_ /
+Platt objects rebuilt at load, so any interval level can be served.
+
+**Regression: normalised, Mondrian split-conformal intervals** (crepes ``ConformalRegressor``).
+For each calibration molecule (the validation split at train / fine-tune time, or the user's
+labelled table with ``molprop calibrate``) the artifact keeps the residual ``y - ŷ`` (ensemble
+mean), the ensemble standard deviation ``std`` and the ``in_domain`` flag. The difficulty is
+``sigma = std + offset`` with ``offset`` the median calibration ``std`` (crepes' additive
+``beta``: measured on the shipped models' validation splits, a pure ``std`` made 90 % intervals
+cover ~75 % of the lowest-std third and ~100 % of the highest and made them wider than plain
+split-conformal ones, because these small ensembles' spread ranks errors only loosely); the
+nonconformity score is ``|y - ŷ| / sigma``. Single-model artifacts (no spread) use
+``sigma = 1`` (plain split-conformal).
+
+Mondrian bins (every query is served by the most specific bin that has at least
+``min_bin_size`` = 30 calibration molecules; the pooled bin ``all`` always serves, whatever its
+size)::
+
+    in-domain / out-of-domain  x  std tercile  ->  in_domain bin  ->  std tercile  ->  all
+    (domain unknown: std tercile -> all; single model: in_domain bin -> all)
+
+The terciles' edges are the calibration ``std``'s 1/3 and 2/3 quantiles (stored). The std
+terciles were kept because they measured to help on the two largest validation splits
+(lipophilicity, HOMO-LUMO gap: per-tercile coverage of 90 % intervals within 1.5 % of nominal
+instead of 8.5 % / 3.3 % off, and narrower intervals; 200 random halves of the validation split,
+never the test split); on the small sets their bins are under 30 and fall back.
+A calibration set too small for a finite 90 % interval (fewer than 10 molecules) is refused:
+the model stays uncalibrated. A level too high for the serving bin's size (crepes would return an infinite interval: it needs
+``int((1 - level) * (n + 1)) >= 1``) also falls back along the chain; past the pooled bin the
+level is refused (:meth:`Calibration.max_level`).
+
+**Classification: Platt scaling** (scikit-learn ``LogisticRegression`` without penalty on
+``logit(p)``): ``p_cal = sigmoid(a * logit(p) + b)`` per target, ``a`` and ``b`` stored. The
+calibrated probability is the reported value; the ensemble's mean probability stays available
+as ``<target>_uncalibrated``.
+
+Layout of ``calibration.json`` (format version 1)::
+
+    {"format": "molprop-calibration", "version": 1, "task_type": "regression",
+     "fitted_on": "validation split", "n": 112,
+     "targets": {"logp": {"kind": "conformal", "offset": 0.09, "std_edges": [0.08, 0.12],
+                          "min_bin_size": 30, "residuals": [...], "stds": [...],
+                          "in_domain": [1, 0, -1, ...]}}}     # -1: domain unknown
+
+    classification: "targets": {"p_np": {"kind": "platt", "a": 1.1, "b": -0.25, "n": 203}}
+
+Artifacts without the file (written before calibration existed) still load: no intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from molprop.errors import ArtifactError, ConfigError
+
+CALIBRATION_NAME = "calibration.json"
+FORMAT = "molprop-calibration"
+FORMAT_VERSION = 1
+#: a Mondrian bin serves its own molecules only when it has at least this many calibration
+#: molecules (else the next bin of the chain does, see the module docstring)
+MIN_BIN_SIZE = 30
+#: std bins: terciles of the calibration std
+STD_BINS = 3
+#: sigma = std + OFFSET_FRACTION * median(calibration std)
+OFFSET_FRACTION = 1.0
+DEFAULT_LEVEL = 0.9
+#: fewest calibration molecules stored: enough for a finite interval at DEFAULT_LEVEL, so that
+#: the default level is always served by a calibrated model
+MIN_CALIBRATION = 10
+POOLED = "all"
+NOT_CALIBRATED = (
+    "not calibrated: this artifact has no calibration.json (written before calibrated "
+    "intervals existed), so no intervals are given; `molprop calibrate --model DIR --data CSV` "
+    "adds them"
+)
+
+
+def check_level(level: float) -> float:
+    """``level`` as a float strictly between 0 and 1 (``ConfigError`` otherwise)."""
+    try:
+        value = float(level)
+    except (TypeError, ValueError):
+        raise ConfigError(f"interval level must be a number in (0, 1), got {level!r}") from None
+    if not (0.0 < value < 1.0) or not math.isfinite(value):
+        raise ConfigError(f"interval level must be strictly between 0 and 1, got {level!r}")
+    return value
+
+
+def _servable(n: int, level: float) -> bool:
+    """crepes' own condition for a finite interval from ``n`` scores at ``level``."""
+    return n > 0 and int((1 - level) * (n + 1)) - 1 >= 0
+
+
+def _domain_code(in_domain: Sequence[object] | np.ndarray | None, n: int) -> np.ndarray:
+    """(n,) int8: 1 in domain, 0 out, -1 unknown."""
+    if in_domain is None:
+        return np.full(n, -1, dtype=np.int8)
+    out = np.asarray(in_domain)
+    if out.dtype.kind in "iu":
+        return out.astype(np.int8)
+    return np.where(out.astype(bool), 1, 0).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class ConformalTarget:
+    """Normalised Mondrian split-conformal intervals for one regression target.
+
+    Shapes:
+        residuals, stds, in_domain: (n_cal,) of the calibration molecules: ``y - ŷ``, the
+        ensemble std (NaN for a single model: not normalised), the domain code (1 / 0 / -1).
+    """
+
+    residuals: np.ndarray
+    stds: np.ndarray
+    in_domain: np.ndarray
+    offset: float | None
+    std_edges: tuple[float, ...] = ()
+    min_bin_size: int = MIN_BIN_SIZE
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.residuals)
+
+    @property
+    def normalized(self) -> bool:
+        return self.offset is not None
+
+    @classmethod
+    def fit(
+        cls,
+        y: np.ndarray,
+        y_hat: np.ndarray,
+        std: np.ndarray | None,
+        in_domain: Sequence[object] | np.ndarray | None,
+        min_bin_size: int = MIN_BIN_SIZE,
+    ) -> ConformalTarget:
+        """From the calibration molecules' labels, ensemble means, stds (None / NaN: a single
+        model) and domain flags (None: the artifact has no domain)."""
+        y, y_hat = np.asarray(y, dtype=np.float64), np.asarray(y_hat, dtype=np.float64)
+        if len(y) == 0:
+            raise ConfigError("no labelled calibration molecules")
+        if not (np.isfinite(y).all() and np.isfinite(y_hat).all()):
+            raise ConfigError("calibration labels and predictions must be finite")
+        if not _servable(len(y), DEFAULT_LEVEL):
+            raise ConfigError(
+                f"{len(y)} calibration molecules cannot give a {DEFAULT_LEVEL:.0%} conformal "
+                f"interval (at least {MIN_CALIBRATION} are needed)"
+            )
+        stds = np.full(len(y), np.nan) if std is None else np.asarray(std, dtype=np.float64)
+        domain = _domain_code(in_domain, len(y))
+        offset, edges = None, ()
+        if np.isfinite(stds).all():
+            offset = float(OFFSET_FRACTION * np.median(stds))
+            if offset <= 0:  # every member agrees everywhere: a std floor keeps sigma > 0
+                offset = float(max(np.abs(y - y_hat).mean(), 1e-12))
+            edges = tuple(float(q) for q in np.quantile(stds, np.arange(1, STD_BINS) / STD_BINS))
+        else:
+            stds = np.full(len(y), np.nan)
+        return cls(y - y_hat, stds, domain, offset, edges, int(min_bin_size))
+
+    # ------------------------------------------------------------------ bins
+
+    def sigmas(self, std: np.ndarray) -> np.ndarray:
+        if not self.normalized:
+            return np.ones(len(std))
+        return np.asarray(std, dtype=np.float64) + float(self.offset)  # type: ignore[arg-type]
+
+    def _chains(self, std: np.ndarray, domain: np.ndarray) -> list[list[str]]:
+        """Per molecule, its bins from the most specific to ``all``."""
+        known = bool((self.in_domain >= 0).any())  # the calibration set has domain flags
+        terc = np.digitize(std, self.std_edges) if self.normalized else None
+        chains = []
+        for i in range(len(std)):
+            d = {1: "in_domain", 0: "out_of_domain"}.get(int(domain[i])) if known else None
+            t = f"std_t{int(terc[i])}" if terc is not None else None
+            chain = []
+            if d and t:
+                chain.append(f"{d}/{t}")
+            if d:
+                chain.append(d)
+            if t:
+                chain.append(t)
+            chains.append([*chain, POOLED])
+        return chains
+
+    def _bin_members(self) -> dict[str, np.ndarray]:
+        """bin name -> indices of its calibration molecules."""
+        if "members" not in self._cache:
+            members: dict[str, list[int]] = {}
+            for i, chain in enumerate(self._chains(self.stds, self.in_domain)):
+                for key in chain:
+                    members.setdefault(key, []).append(i)
+            self._cache["members"] = {k: np.asarray(v) for k, v in members.items()}
+        return self._cache["members"]
+
+    def bin_sizes(self) -> dict[str, int]:
+        """Calibration molecules per bin (bins a query may fall into)."""
+        return {k: len(v) for k, v in sorted(self._bin_members().items())}
+
+    def serving_bins(self) -> dict[str, int]:
+        """The bins that serve their own molecules (>= ``min_bin_size``, and ``all``)."""
+        return {k: n for k, n in self.bin_sizes().items() if n >= self.min_bin_size or k == POOLED}
+
+    def regressor(self):
+        """The crepes ``ConformalRegressor`` over every serving bin (a calibration molecule
+        enters each bin of its chain: the bins overlap, so the scores are fed once per bin)."""
+        if "regressor" not in self._cache:
+            from crepes import ConformalRegressor
+
+            members = self._bin_members()
+            serving = list(self.serving_bins())
+            residuals = np.concatenate([self.residuals[members[k]] for k in serving])
+            sigmas = np.concatenate([self.sigmas(self.stds[members[k]]) for k in serving])
+            labels = np.concatenate([np.full(len(members[k]), j) for j, k in enumerate(serving)])
+            self._cache["regressor"] = ConformalRegressor().fit(residuals, sigmas, labels)
+            self._cache["serving"] = serving
+        return self._cache["regressor"]
+
+    def max_level(self) -> float:
+        """Highest level the pooled bin serves with a finite interval."""
+        n = self.n
+        level = n / (n + 1)
+        while level > 0 and not _servable(n, level):  # float rounding of crepes' index
+            level = math.nextafter(level, 0.0)
+        return level
+
+    def assign(
+        self, std: np.ndarray, in_domain: Sequence[object] | np.ndarray | None, level: float
+    ) -> list[str]:
+        """The serving bin of each query at ``level``."""
+        sizes = self.serving_bins()
+        domain = _domain_code(in_domain, len(std))
+        out = []
+        for chain in self._chains(np.asarray(std, dtype=np.float64), domain):
+            out.append(next((k for k in chain if k in sizes and _servable(sizes[k], level)), ""))
+        return out
+
+    def intervals(
+        self,
+        y_hat: np.ndarray,
+        std: np.ndarray | None,
+        in_domain: Sequence[object] | np.ndarray | None,
+        level: float,
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(low, high, serving bin) of each query. ``std`` None/NaN only for single models;
+        ``in_domain`` None: unknown (std bins and the pooled bin serve)."""
+        level = check_level(level)
+        if level > self.max_level():
+            raise ConfigError(
+                f"interval level {level:g} needs more calibration molecules than the "
+                f"{self.n} this model was calibrated on (highest level {self.max_level():.4f})"
+            )
+        y_hat = np.asarray(y_hat, dtype=np.float64)
+        std = np.full(len(y_hat), np.nan) if std is None else np.asarray(std, dtype=np.float64)
+        if self.normalized and not np.isfinite(std[np.isfinite(y_hat)]).all():
+            raise ConfigError("this calibration needs the ensemble std of every prediction")
+        keys = self.assign(std, in_domain, level)
+        regressor = self.regressor()
+        index = {k: j for j, k in enumerate(self._cache["serving"])}
+        bins = np.asarray([index[k] for k in keys])
+        sig = self.sigmas(std)
+        low, high = np.full(len(y_hat), np.nan), np.full(len(y_hat), np.nan)
+        ok = np.isfinite(y_hat)
+        if ok.any():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # bins are chosen so that none is infinite
+                got = regressor.predict_int(y_hat[ok], sig[ok], bins[ok], confidence=level)
+            low[ok], high[ok] = got[:, 0], got[:, 1]
+        return low, high, keys
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "conformal",
+            "offset": self.offset,
+            "std_edges": list(self.std_edges),
+            "min_bin_size": self.min_bin_size,
+            "n": self.n,
+            "residuals": [float(v) for v in self.residuals],
+            "stds": [None if not math.isfinite(v) else float(v) for v in self.stds],
+            "in_domain": [int(v) for v in self.in_domain],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConformalTarget:
+        stds = np.asarray([np.nan if v is None else v for v in data["stds"]], dtype=np.float64)
+        residuals = np.asarray(data["residuals"], dtype=np.float64)
+        domain = np.asarray(data["in_domain"], dtype=np.int8)
+        if not (len(residuals) == len(stds) == len(domain)) or len(residuals) == 0:
+            raise ValueError("residuals, stds and in_domain must be non-empty and equally long")
+        offset = data.get("offset")
+        return cls(
+            residuals,
+            stds,
+            domain,
+            None if offset is None else float(offset),
+            tuple(float(v) for v in data.get("std_edges", [])),
+            int(data.get("min_bin_size", MIN_BIN_SIZE)),
+        )
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-7, 1 - 1e-7)
+    return np.log(p / (1 - p))
+
+
+@dataclass(frozen=True)
+class PlattTarget:
+    """Platt scaling of one classification target: ``sigmoid(a * logit(p) + b)``."""
+
+    a: float
+    b: float
+    n: int
+
+    @classmethod
+    def fit(cls, y: np.ndarray, p: np.ndarray) -> PlattTarget:
+        """Platt (1999): unpenalised logistic regression of the 0/1 labels ``y`` on
+        ``logit(p)`` with Platt's smoothed targets ``(n+ + 1) / (n+ + 2)`` and
+        ``1 / (n- + 2)`` (as scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``),
+        which keeps a small calibration set from making the map too steep. The soft targets
+        are fed to scikit-learn's ``LogisticRegression`` as each molecule twice, once per
+        class, weighted by the target's probability."""
+        from sklearn.linear_model import LogisticRegression
+
+        y = np.asarray(y, dtype=np.float64)
+        if len(np.unique(y)) < 2:
+            raise ConfigError("Platt scaling needs both classes among the calibration labels")
+        n_pos, n_neg = float(y.sum()), float(len(y) - y.sum())
+        soft = np.where(y > 0.5, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+        x = _logit(p)[:, None]
+        model = LogisticRegression(C=np.inf).fit(
+            np.concatenate([x, x]),
+            np.concatenate([np.ones(len(y), int), np.zeros(len(y), int)]),
+            sample_weight=np.concatenate([soft, 1 - soft]),
+        )
+        return cls(float(model.coef_[0, 0]), float(model.intercept_[0]), len(y))
+
+    def apply(self, p: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(self.a * _logit(p) + self.b)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "platt", "a": self.a, "b": self.b, "n": self.n}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlattTarget:
+        return cls(float(data["a"]), float(data["b"]), int(data["n"]))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """An artifact's calibration: one entry per target (``ConformalTarget`` for regression,
+    ``PlattTarget`` for classification), what it was fitted on and how many molecules."""
+
+    task_type: str
+    targets: dict[str, ConformalTarget | PlattTarget]
+    fitted_on: str = "validation split"
+
+    @property
+    def n(self) -> int:
+        return max((t.n for t in self.targets.values()), default=0)
+
+    def max_level(self) -> float:
+        """Highest interval level every target serves (1 for classifiers: no intervals)."""
+        levels = [t.max_level() for t in self.targets.values() if isinstance(t, ConformalTarget)]
+        return min(levels, default=1.0)
+
+    def describe(self) -> str:
+        """One line for the service and the card."""
+        if self.task_type == "classification":
+            return (
+                f"probabilities Platt-calibrated on {self.n} molecules ({self.fitted_on}); "
+                "the uncalibrated ensemble mean is <target>_uncalibrated"
+            )
+        return (
+            f"split-conformal intervals, normalised by the ensemble std, Mondrian bins by "
+            f"applicability domain and std tercile; calibrated on {self.n} molecules "
+            f"({self.fitted_on})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "task_type": self.task_type,
+            "fitted_on": self.fitted_on,
+            "n": self.n,
+            "targets": {k: v.to_dict() for k, v in self.targets.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Calibration:
+        if data.get("format") != FORMAT or data.get("version") != FORMAT_VERSION:
+            raise ValueError(
+                f"format {data.get('format')!r} version {data.get('version')!r} unsupported "
+                f"(need {FORMAT!r} {FORMAT_VERSION})"
+            )
+        targets: dict[str, ConformalTarget | PlattTarget] = {}
+        for name, entry in data["targets"].items():
+            kind = entry.get("kind")
+            if kind == "conformal":
+                targets[name] = ConformalTarget.from_dict(entry)
+            elif kind == "platt":
+                targets[name] = PlattTarget.from_dict(entry)
+            else:
+                raise ValueError(f"unknown calibration kind {kind!r} for target {name!r}")
+        return cls(str(data["task_type"]), targets, str(data.get("fitted_on", "")))
+
+    def save(self, directory: str | Path) -> Path:
+        path = Path(directory) / CALIBRATION_NAME
+        path.write_text(json.dumps(self.to_dict(), indent=1))
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Calibration | None:
+        """The artifact's calibration, or None when it has no ``calibration.json``."""
+        path = Path(directory) / CALIBRATION_NAME
+        if not path.exists():
+            return None
+        try:
+            return cls.from_dict(json.loads(path.read_text()))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ArtifactError(f"corrupt calibration {path}: {exc}") from exc
+
+
+def next_version(version: str) -> str:
+    """The version after ``version``: ``"1"`` -> ``"2"``; not an integer: ``"<v>.1"``."""
+    try:
+        return str(int(version) + 1)
+    except ValueError:
+        return f"{version}.1"
+
+
+def set_version(directory: str | Path, version: str) -> None:
+    """Rewrite the artifact's ``config.json`` with ``version`` (nothing else changes)."""
+    from dataclasses import replace
+
+    from molprop.artifact.store import CONFIG_NAME, load_config
+
+    config = replace(load_config(directory), version=version)
+    (Path(directory) / CONFIG_NAME).write_text(json.dumps(config.to_dict(), indent=2))
+
+
+def fit_calibration(
+    task_type: str,
+    names: Sequence[str],
+    targets: np.ndarray,
+    mean: np.ndarray,
+    std: np.ndarray | None,
+    in_domain: Sequence[object] | np.ndarray | None,
+    fitted_on: str = "validation split",
+    min_bin_size: int = MIN_BIN_SIZE,
+) -> Calibration:
+    """Fit one calibration per target on its labelled rows.
+
+    Shapes:
+        targets, mean: (n, T) labels (NaN: missing) and uncalibrated ensemble means (target
+        units; mean probabilities for classifiers); std: (n, T) ensemble stds or None;
+        in_domain: (n,) bool or None.
+    """
+    targets = np.asarray(targets, dtype=np.float64).reshape(len(targets), -1)
+    mean = np.asarray(mean, dtype=np.float64).reshape(len(mean), -1)
+    fitted: dict[str, ConformalTarget | PlattTarget] = {}
+    for j, name in enumerate(names):
+        ok = np.isfinite(targets[:, j]) & np.isfinite(mean[:, j])
+        if not ok.any():
+            raise ConfigError(f"no labelled calibration molecules for target {name!r}")
+        if task_type == "classification":
+            fitted[name] = PlattTarget.fit(targets[ok, j], mean[ok, j])
+        else:
+            s = None if std is None else np.asarray(std, dtype=np.float64)[ok, j]
+            d = None if in_domain is None else np.asarray(in_domain)[ok]
+            fitted[name] = ConformalTarget.fit(targets[ok, j], mean[ok, j], s, d, min_bin_size)
+    return Calibration(task_type, fitted, fitted_on)
+
+
+__all__ = [
+    "CALIBRATION_NAME",
+    "DEFAULT_LEVEL",
+    "MIN_BIN_SIZE",
+    "NOT_CALIBRATED",
+    "Calibration",
+    "ConformalTarget",
+    "PlattTarget",
+    "check_level",
+    "fit_calibration",
+    "next_version",
+    "set_version",
+]

@@ -1,0 +1,335 @@
+"""Calibrate an artifact and measure its calibration (see :mod:`molprop.artifact.calibration`).
+
+:func:`calibrate_artifact` fits the calibration on one labelled set (the validation split at
+train / fine-tune time and for the shipped models; the user's table for ``molprop calibrate``),
+writes ``calibration.json`` and, when a test set is given, measures it there: coverage and mean
+width of the intervals overall and per domain bin (regression), ECE and Brier score before and
+after Platt scaling (classification). The predictions are the
+:class:`~molprop.inference.Predictor`'s own (ensemble mean, std, ``in_domain`` from the
+artifact's domain), uncalibrated. The test set is only ever predicted and scored, never passed to
+the fitting function (``tests/unit/training/test_calibrate.py`` checks this).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from molprop.artifact.calibration import (
+    CALIBRATION_NAME,
+    DEFAULT_LEVEL,
+    Calibration,
+    ConformalTarget,
+    PlattTarget,
+    fit_calibration,
+)
+from molprop.errors import ConfigError, DataError
+from molprop.graph import MolGraph
+from molprop.inference import STATUS_OK, Predictor
+from molprop.io.table import MoleculeTable
+from molprop.training.metrics import brier, ece, interval_metrics
+
+log = logging.getLogger(__name__)
+#: levels reported in metrics.json and the card
+REPORT_LEVELS = (0.8, 0.9, 0.95)
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """Molecules with labels: featurised ``items`` (a graph, or the Exception of a failed
+    row), their ``smiles`` (for the applicability domain; None for structures without one) and
+    ``targets`` (n, T), NaN for a missing label."""
+
+    items: Sequence[MolGraph | Exception]
+    smiles: Sequence[str] | None
+    targets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def table_set(table: MoleculeTable, idx: Sequence[int] | np.ndarray) -> LabelledSet:
+    """The rows ``idx`` of a featurised table (graphs, SMILES, targets)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    return LabelledSet(
+        [table.graphs[i] for i in idx], [table.smiles[i] for i in idx], table.targets[idx]
+    )
+
+
+@dataclass(frozen=True)
+class RawPredictions:
+    """Uncalibrated predictions of a set: mean (n, T), std (n, T) or None (one member),
+    in_domain (n,) or None (no domain), ok (n,) rows predicted."""
+
+    mean: np.ndarray
+    std: np.ndarray | None
+    in_domain: np.ndarray | None
+    ok: np.ndarray
+
+
+def raw_predictions(predictor: Predictor, data: LabelledSet) -> RawPredictions:
+    """The predictor's uncalibrated ensemble mean, std and ``in_domain`` of ``data``."""
+    frame = predictor.predict_graphs(list(data.items), calibrated=False)
+    names = predictor.target_names
+    mean = frame[names].to_numpy(dtype=np.float64)
+    std_cols = [f"{n}_std" for n in names]
+    std = frame[std_cols].to_numpy(dtype=np.float64) if std_cols[0] in frame else None
+    ok = (frame["status"] == STATUS_OK).to_numpy()
+    in_domain = None
+    if predictor.domain is not None and data.smiles is not None:
+        in_domain = predictor.domain.in_domain([str(s) for s in data.smiles]) & ok
+    return RawPredictions(mean, std, in_domain, ok)
+
+
+def _rows(raw: RawPredictions, targets: np.ndarray) -> np.ndarray:
+    return raw.ok & np.isfinite(np.asarray(targets, dtype=np.float64)).any(axis=1)
+
+
+def fit_on(
+    predictor: Predictor, data: LabelledSet, fitted_on: str = "validation split"
+) -> Calibration:
+    """Fit the calibration of ``predictor`` on ``data`` (rows that failed are left out)."""
+    raw = raw_predictions(predictor, data)
+    keep = _rows(raw, data.targets)
+    if not keep.any():
+        raise ConfigError("no predicted, labelled molecules to calibrate on")
+    return fit_calibration(
+        predictor.task_type,
+        predictor.target_names,
+        np.asarray(data.targets, dtype=np.float64)[keep],
+        raw.mean[keep],
+        None if raw.std is None else raw.std[keep],
+        None if raw.in_domain is None else raw.in_domain[keep],
+        fitted_on=fitted_on,
+    )
+
+
+def _bin_report(y, low, high, in_domain) -> dict[str, Any]:
+    out: dict[str, Any] = interval_metrics(y, low, high)
+    if in_domain is not None:
+        out["bins"] = {
+            "in_domain": interval_metrics(y[in_domain], low[in_domain], high[in_domain]),
+            "out_of_domain": interval_metrics(y[~in_domain], low[~in_domain], high[~in_domain]),
+        }
+    return out
+
+
+def measure(
+    calibration: Calibration,
+    predictor: Predictor,
+    data: LabelledSet,
+    levels: Sequence[float] = REPORT_LEVELS,
+    raw: RawPredictions | None = None,
+) -> dict[str, Any]:
+    """Per target, on ``data`` (never used to fit): interval coverage and mean width per level,
+    overall and per domain bin, and the naive ensemble interval ``mean ± z·std`` at 0.9 for
+    comparison (regression); ECE and Brier score of the raw and calibrated probabilities
+    (classification)."""
+    raw = raw or raw_predictions(predictor, data)
+    targets = np.asarray(data.targets, dtype=np.float64)
+    out: dict[str, Any] = {}
+    for j, name in enumerate(predictor.target_names):
+        keep = raw.ok & np.isfinite(targets[:, j])
+        y, mean = targets[keep, j], raw.mean[keep, j]
+        entry = calibration.targets[name]
+        if isinstance(entry, PlattTarget):
+            p = entry.apply(mean)
+            out[name] = {
+                "n": int(keep.sum()),
+                "ece": ece(y, p),
+                "brier": brier(y, p),
+                "ece_uncalibrated": ece(y, mean),
+                "brier_uncalibrated": brier(y, mean),
+            }
+            continue
+        assert isinstance(entry, ConformalTarget)
+        std = None if raw.std is None else raw.std[keep, j]
+        dom = None if raw.in_domain is None else raw.in_domain[keep]
+        levels_out = {}
+        for level in levels:
+            if level > entry.max_level():
+                continue
+            low, high, _ = entry.intervals(mean, std, dom, level)
+            levels_out[f"{level:g}"] = _bin_report(y, low, high, dom)
+        target_out: dict[str, Any] = {"n": int(keep.sum()), "levels": levels_out}
+        if std is not None:
+            z = NormalDist().inv_cdf(0.5 + DEFAULT_LEVEL / 2)
+            naive = _bin_report(y, mean - z * std, mean + z * std, dom)
+            target_out["naive_ensemble_0.9"] = naive
+        out[name] = target_out
+    return out
+
+
+def summary(calibration: Calibration) -> dict[str, Any]:
+    """What metrics.json says about the calibration itself."""
+    out: dict[str, Any] = {
+        "method": "platt" if calibration.task_type == "classification" else "conformal",
+        "description": calibration.describe(),
+        "fitted_on": calibration.fitted_on,
+        "n": calibration.n,
+    }
+    if calibration.task_type != "classification":
+        out["bins"] = {
+            name: t.serving_bins()
+            for name, t in calibration.targets.items()
+            if isinstance(t, ConformalTarget)
+        }
+        out["max_level"] = calibration.max_level()
+    else:
+        out["platt"] = {
+            name: {"a": t.a, "b": t.b}
+            for name, t in calibration.targets.items()
+            if isinstance(t, PlattTarget)
+        }
+    return out
+
+
+def calibrate_artifact(
+    directory: str | Path,
+    calibration_set: LabelledSet,
+    test: LabelledSet | None = None,
+    fitted_on: str = "validation split",
+    strict: bool = True,
+) -> dict[str, Any]:
+    """Fit the calibration of the artifact ``directory`` on ``calibration_set``, write
+    ``calibration.json``, and return the ``"calibration"`` entry of ``metrics.json``: the
+    summary plus, with ``test``, its measurement there (``"test"``).
+
+    A calibration that cannot be fitted (fewer than 10 labelled molecules, one class only for
+    Platt scaling) raises ``ConfigError``; with ``strict=False`` (training) it is logged, the
+    artifact is left without calibration and the entry is ``{"not_calibrated": reason}``."""
+    directory = Path(directory)
+    (directory / CALIBRATION_NAME).unlink(missing_ok=True)  # never keep a stale one
+    predictor = Predictor.from_pretrained(directory)
+    try:
+        calibration = fit_on(predictor, calibration_set, fitted_on)
+    except ConfigError as exc:
+        if strict:
+            raise
+        log.warning("%s is not calibrated (no intervals): %s", directory, exc)
+        return {"not_calibrated": str(exc)}
+    calibration.save(directory)
+    log.info("calibrated %s: %s", directory, calibration.describe())
+    report = summary(calibration)
+    if test is not None and len(test):
+        report["test"] = measure(calibration, predictor, test)
+    return report
+
+
+@dataclass(frozen=True)
+class RecalibrateResult:
+    """What ``molprop calibrate`` did: the artifact written, its new version, the calibration
+    entry of its ``metrics.json``, and the table's rows used / rejected."""
+
+    directory: Path
+    version: str
+    report: dict[str, Any]
+    n_rows_used: int
+    n_rows_invalid: int
+
+
+def _writable_copy(src: Path, dest: Path) -> None:
+    if dest.exists() and any(dest.iterdir()):
+        raise ConfigError(f"--out {dest} exists and is not empty; choose a new directory")
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("logs"), dirs_exist_ok=True)
+    for path in [dest, *dest.rglob("*")]:  # shipped package data may be read-only
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def recalibrate(
+    model: str | Path,
+    data: str | Path,
+    smiles_column: str = "smiles",
+    target_columns: Sequence[str] | None = None,
+    out: str | Path | None = None,
+    test_data: str | Path | None = None,
+) -> RecalibrateResult:
+    """Recalibrate an existing model on a labelled table (e.g. an in-house assay) and write a
+    new version of the artifact; the weights are never touched.
+
+    With ``out``: the artifact is copied there (a new or empty directory; the original stays
+    as it was) and the copy is recalibrated. Without: ``model`` must be a path (not a name, so
+    a shipped model is never changed by accident) and is recalibrated in place; its previous
+    ``calibration.json`` is kept as ``calibration.v<old version>.json``. Either way the
+    ``version`` in ``config.json`` goes up by one, ``metrics.json`` gets the new
+    ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
+    fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
+    is used to fit.
+    """
+    from molprop.artifact.calibration import next_version, set_version
+    from molprop.artifact.card import refresh_card_calibration
+    from molprop.artifact.resolve import MODEL_NAME, resolve_model
+    from molprop.artifact.store import load_config, read_metrics, write_metrics
+    from molprop.training.train import TableSpec, load_table
+
+    src = resolve_model(model)
+    if out is not None:
+        dest = Path(out)
+        if dest.resolve() == src.resolve():
+            raise ConfigError(
+                "--out is the model directory itself; leave --out out to recalibrate in place"
+            )
+        _writable_copy(src, dest)
+    else:
+        if isinstance(model, str) and MODEL_NAME.fullmatch(model):
+            raise ConfigError(
+                f"{model!r} is a model name ({src}): give --out DIR for the recalibrated copy, "
+                "or pass the artifact as a path (e.g. ./my_model) to recalibrate it in place"
+            )
+        dest = src
+    config = load_config(dest)
+    columns = list(target_columns or config.task.target_names)
+    if len(columns) != len(config.task.target_names):
+        raise DataError(
+            f"model predicts {len(config.task.target_names)} target(s) "
+            f"{list(config.task.target_names)}; got label columns {columns}"
+        )
+
+    def read(path: str | Path):
+        spec = TableSpec(path, smiles_column, columns, config.featurizer, "skip", False)
+        table = load_table(spec)
+        return table, table_set(table, np.arange(len(table)))
+
+    table, labelled = read(data)
+    predictor = Predictor.from_pretrained(dest)
+    fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
+    calibration = fit_on(predictor, labelled, fitted_on)
+    previous = dest / CALIBRATION_NAME
+    if out is None and previous.exists():
+        previous.replace(dest / f"calibration.v{config.version}.json")
+    calibration.save(dest)
+    version = next_version(config.version)
+    set_version(dest, version)
+    report = summary(calibration)
+    if test_data is not None:
+        _, test = read(test_data)
+        report["test"] = measure(calibration, Predictor.from_pretrained(dest), test)
+        report["test_data"] = str(test_data)
+    metrics = read_metrics(dest)
+    metrics["calibration"] = report
+    write_metrics(dest, metrics)
+    refresh_card_calibration(dest)
+    log.info("recalibrated %s (version %s): %s", dest, version, calibration.describe())
+    return RecalibrateResult(dest, version, report, len(table), len(table.invalid))
+
+
+__all__ = [
+    "LabelledSet",
+    "RawPredictions",
+    "RecalibrateResult",
+    "calibrate_artifact",
+    "fit_on",
+    "measure",
+    "raw_predictions",
+    "recalibrate",
+    "summary",
+    "table_set",
+]
