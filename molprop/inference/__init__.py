@@ -1,6 +1,7 @@
 """Loading artifacts and predicting with per-row status (never imports training code)."""
 
 from molprop.artifact.resolve import resolve_model
+from molprop.chem.draw import molecule_svg
 from molprop.inference.predictor import Predictor
 from molprop.inference.rows import (
     STATUS_ERROR,
@@ -15,6 +16,7 @@ __all__ = [
     "Predictor",
     "RowPrediction",
     "resolve_model",
+    "molecule_svg",
     "failure_status",
     "STATUSES",
     "STATUS_OK",
