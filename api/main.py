@@ -26,6 +26,7 @@ from api.registry import load_models
 from api.routes import health_router, v1
 from api.scheduler import Lane
 from api.settings import Settings
+from api.web import web_router
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health_router)
     app.include_router(v1)
     app.include_router(explain_router)
+    app.include_router(web_router())
     app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.exception_handler(Exception)

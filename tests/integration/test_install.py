@@ -94,6 +94,10 @@ def test_wheel_holds_every_module_and_only_what_serving_reads(installed: tuple[P
     for package in ("molprop", "api"):  # the explicit package list in pyproject.toml is complete
         for path in (ROOT / package).rglob("*.py"):
             assert path.relative_to(ROOT).as_posix() in names, f"{path} missing from the wheel"
+    for folder in ("api/templates", "api/static"):  # the web page's files (package data)
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file():
+                assert path.relative_to(ROOT).as_posix() in names, f"{path} missing from the wheel"
     for model in (ROOT / "pretrained").glob("*/config.json"):
         shipped = model.parent
         for path in shipped.rglob("*"):

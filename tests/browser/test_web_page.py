@@ -1,0 +1,224 @@
+"""The web page at ``/`` in a real headless Chromium against a real uvicorn process: pasted
+SMILES through ``/v1/predict`` (statuses and values equal to the Python predictor's, sorting,
+user text shown as text), and a 2,000-row CSV upload that becomes a job with a progress bar
+and downloads with every row, in order, ids intact."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from molprop.inference import Predictor
+from tests.api.conftest import DATA
+
+PASTE = ["CCO", "C1CC", "c1ccccc1O"]
+XSS = ["<script>window.__xss = 1</script>", '<img src="x" onerror="window.__xss = 2">']
+JOB_ROWS = 2000
+BAD_ROWS = {500: "not a smiles", 1500: "C1CC"}
+
+
+def _wait(driver, condition, timeout: float = 60.0, what: str = "condition"):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(
+        lambda d: condition(d), message=f"timed out waiting for {what}"
+    )
+
+
+def _open(driver, base: str, model: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    driver.get(f"{base}/")
+    _wait(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+    Select(driver.find_element(By.ID, "model")).select_by_value(model)
+
+
+def _rows(driver) -> list[dict]:
+    """The results table as the page shows it (text of each cell, plus data attributes)."""
+    return driver.execute_script(
+        """
+        return [...document.querySelectorAll('#results-table tbody tr')].map(tr => ({
+          index: Number(tr.dataset.index),
+          status: tr.querySelector('td.status').textContent,
+          smiles: tr.querySelector('td.smiles').textContent,
+          id: tr.querySelector('td.id').textContent,
+          value: tr.querySelector('td.value').dataset.value ?? null,
+          error: tr.querySelector('td.error').textContent,
+          images: [...tr.querySelectorAll('img')].map(i => i.getAttribute('src')),
+          drawn: [...tr.querySelectorAll('img')].every(i => i.complete && i.naturalWidth > 0),
+        }));
+        """
+    )
+
+
+def _submit(driver) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.ID, "predict").click()
+    _wait(
+        driver,
+        lambda d: (
+            d.find_element(By.ID, "predict").is_enabled()
+            and d.find_element(By.ID, "message").text not in ("", "Working…")
+        ),
+        what="the prediction",
+    )
+
+
+def _paste(driver, lines: list[str]) -> None:
+    from selenium.webdriver.common.by import By
+
+    box = driver.find_element(By.ID, "smiles")
+    box.clear()
+    # set the value directly: send_keys would type an "<img ...>" line fine, but slowly
+    driver.execute_script("arguments[0].value = arguments[1];", box, "\n".join(lines))
+
+
+def test_pasted_smiles_give_one_row_each_with_the_predictors_values(
+    browser, web_server: str, model_dir: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, web_server, "solubility")
+    _paste(browser, PASTE)
+    _submit(browser)
+    rows = _rows(browser)
+    assert [r["smiles"] for r in rows] == PASTE
+    assert [r["status"] for r in rows] == ["ok", "invalid_input", "ok"]
+    assert [r["id"] for r in rows] == ["1", "2", "3"]  # the line numbers
+    assert "could not parse" in rows[1]["error"] and rows[1]["value"] is None
+    expected = Predictor.from_pretrained(model_dir / "solubility").predict(PASTE)
+    for row, want in zip(rows, expected["logp"]):
+        if row["status"] == "ok":
+            assert float(row["value"]) == pytest.approx(float(want), rel=1e-6, abs=1e-9)
+    # valid rows are drawn by the service (RDKit SVG), the invalid one is not
+    _wait(browser, lambda d: all(r["drawn"] for r in _rows(d)), 30, "the drawings")
+    assert [len(r["images"]) for r in rows] == [1, 0, 1]
+    assert "1 of 3 rows could not be predicted" in browser.find_element(By.ID, "message").text
+    # the selected model's card is the one shown
+    cards = browser.find_elements(By.CSS_SELECTOR, "article.card")
+    shown = [c.get_attribute("data-model") for c in cards if c.is_displayed()]
+    assert shown == ["solubility"]
+
+
+def test_sorting_by_value_puts_failed_rows_last_both_ways(browser, web_server: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    smiles = ["CCCCCCCC", "C1CC", "OCC(O)CO", "c1ccccc1", "CC(=O)O", "ClC(Cl)Cl"]
+    _open(browser, web_server, "solubility")
+    _paste(browser, smiles)
+    _submit(browser)
+    header = browser.find_element(By.CSS_SELECTOR, "th[data-key='value']")
+    values = {r["index"]: float(r["value"]) for r in _rows(browser) if r["value"] is not None}
+    assert len(values) == 5
+    ascending = sorted(values, key=values.get)
+    header.find_element(By.TAG_NAME, "button").click()
+    assert [r["index"] for r in _rows(browser)] == [*ascending, 1]
+    assert header.get_attribute("aria-sort") == "ascending"
+    header.find_element(By.TAG_NAME, "button").click()
+    assert [r["index"] for r in _rows(browser)] == [*ascending[::-1], 1]
+    assert header.get_attribute("aria-sort") == "descending"
+    browser.find_element(By.CSS_SELECTOR, "th[data-key='index'] button").click()
+    assert [r["index"] for r in _rows(browser)] == list(range(6))
+
+
+def test_user_text_is_shown_as_text_never_run(browser, web_server: str) -> None:
+    _open(browser, web_server, "solubility")
+    _paste(browser, [*XSS, "CCO"])
+    _submit(browser)
+    rows = _rows(browser)
+    assert [r["smiles"] for r in rows] == [*XSS, "CCO"]
+    assert [r["status"] for r in rows] == ["invalid_input", "invalid_input", "ok"]
+    assert browser.execute_script("return window.__xss === undefined")
+    assert (
+        browser.execute_script(
+            "return document.querySelectorAll('#results-table script, img[src=\"x\"]').length"
+        )
+        == 0
+    )
+
+
+def test_a_csv_without_the_smiles_column_says_so_and_the_page_keeps_working(
+    browser, web_server: str, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    bad = tmp_path / "no_smiles.csv"
+    bad.write_text("name,structure\na,CCO\n")
+    _open(browser, web_server, "solubility")
+    browser.find_element(By.ID, "csv-file").send_keys(str(bad))
+    _submit(browser)
+    text = browser.find_element(By.ID, "message").text
+    assert 'no column "smiles"' in text and "name, structure" in text
+    # a small CSV with an id column goes through /v1/predict, ids kept
+    good = tmp_path / "small.csv"
+    good.write_text('code,smiles\nA-1,CCO\n"B,2",C1CC\nC-3,c1ccccc1O\n')
+    browser.find_element(By.ID, "clear-file").click()
+    browser.find_element(By.ID, "csv-file").send_keys(str(good))
+    browser.find_element(By.ID, "id-column").send_keys("code")
+    _submit(browser)
+    rows = _rows(browser)
+    assert [r["id"] for r in rows] == ["A-1", "B,2", "C-3"]
+    assert [r["status"] for r in rows] == ["ok", "invalid_input", "ok"]
+    assert browser.find_element(By.ID, "job").get_attribute("hidden") is not None
+
+
+def _job_input(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(DATA / "Lipophilicity.csv.gz", dtype=str, keep_default_na=False)
+    frame = frame.head(JOB_ROWS)[["CMPD_CHEMBLID", "smiles"]].rename(
+        columns={"CMPD_CHEMBLID": "compound"}
+    )
+    for i, smi in BAD_ROWS.items():
+        frame.loc[i, "smiles"] = smi
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_a_large_upload_becomes_a_job_with_progress_and_downloads_every_row(
+    browser, web_server: str, tmp_path: Path, download_dir: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    frame = _job_input(tmp_path / "lipo_2000.csv")
+    _open(browser, web_server, "solubility")
+    browser.find_element(By.ID, "csv-file").send_keys(str(tmp_path / "lipo_2000.csv"))
+    browser.find_element(By.ID, "id-column").send_keys("compound")
+    browser.find_element(By.ID, "predict").click()
+    _wait(browser, lambda d: d.find_element(By.ID, "job").is_displayed(), 30, "the job panel")
+    _wait(
+        browser,
+        lambda d: d.find_element(By.ID, "predict").is_enabled(),
+        240,
+        "the job to finish",
+    )
+    message = browser.find_element(By.ID, "message").text
+    assert message.endswith(f"done: {JOB_ROWS} rows, {len(BAD_ROWS)} failed."), message
+    progress = browser.find_element(By.ID, "job-progress")
+    assert progress.get_attribute("max") == str(JOB_ROWS)
+    assert progress.get_attribute("value") == str(JOB_ROWS)
+    seen = [int(v) for v in progress.get_attribute("data-seen").split(",")]
+    assert seen == sorted(seen) and seen[-1] == JOB_ROWS and seen[0] < JOB_ROWS
+    assert browser.find_element(By.ID, "job-text").text == f"{JOB_ROWS} / {JOB_ROWS} rows (done)"
+    rows = _rows(browser)  # the table shows the first rows of the job's results
+    assert [r["id"] for r in rows] == frame["compound"].tolist()[: len(rows)]
+
+    before = set(download_dir.iterdir())
+    browser.find_element(By.ID, "download").click()
+    new = _wait(
+        browser,
+        lambda d: [p for p in set(download_dir.iterdir()) - before if p.suffix == ".csv"],
+        30,
+        "the download",
+    )
+    time.sleep(0.2)
+    out = pd.read_csv(new[0], dtype=str, keep_default_na=False)
+    assert len(out) == JOB_ROWS
+    assert out["id"].tolist() == frame["compound"].tolist()
+    assert out["smiles"].tolist() == frame["smiles"].tolist()
+    failed = out.index[out["status"] != "ok"].tolist()
+    assert failed == sorted(BAD_ROWS)
+    assert (out.loc[failed, "status"] == "invalid_input").all()
