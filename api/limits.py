@@ -1,4 +1,5 @@
-"""ASGI middleware capping the request body size (413 above ``max_bytes``)."""
+"""ASGI middleware capping the request body size (413 above ``max_bytes``; paths in
+``path_limits`` have their own cap, e.g. uploads to ``/v1/jobs``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,22 @@ class BodySizeLimit:
     """Reject bodies larger than ``max_bytes`` with 413, whether or not ``Content-Length`` is
     sent (a chunked body is counted as it arrives and buffered, at most ``max_bytes``)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, path_limits: dict[str, tuple[int, str]] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        #: path -> (cap, the setting that sets it)
+        self.path_limits = dict(path_limits or {})
 
-    async def _reject(self, send: Send) -> None:
+    def _limit(self, scope: Scope) -> tuple[int, str]:
+        return self.path_limits.get(
+            scope.get("path", ""), (self.max_bytes, "MOLPROP_MAX_BODY_BYTES")
+        )
+
+    async def _reject(self, send: Send, limit: tuple[int, str]) -> None:
         body = json.dumps(
-            {"detail": f"request body larger than {self.max_bytes} bytes (MOLPROP_MAX_BODY_BYTES)"}
+            {"detail": f"request body larger than {limit[0]} bytes ({limit[1]})"}
         ).encode()
         await send(
             {
@@ -35,10 +45,12 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self._limit(scope)
+        max_bytes = limit[0]
         headers = dict(scope.get("headers", []))
         length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            await self._reject(send)
+        if length is not None and length.isdigit() and int(length) > max_bytes:
+            await self._reject(send, limit)
             return
         chunks: list[bytes] = []
         size = 0
@@ -48,8 +60,8 @@ class BodySizeLimit:
                 break
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
-            if size > self.max_bytes:
-                await self._reject(send)
+            if size > max_bytes:
+                await self._reject(send, limit)
                 return
             if not message.get("more_body", False):
                 break

@@ -11,7 +11,12 @@ settings (e.g. ``MOLPROP_API_KEY`` set but empty) stop the process at start-up w
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -21,14 +26,19 @@ from pydantic import ValidationError
 
 from api.errors import validation_error
 from api.explain import explain_router
+from api.jobs import jobs_router
 from api.limits import BodySizeLimit
-from api.registry import load_models
+from api.registry import ServedModel, add_job_models, load_models
 from api.routes import health_router, v1
 from api.scheduler import Lane
 from api.settings import Settings
 from api.web import web_router
+from molprop.jobstore import make_engine, migrate
 
 log = logging.getLogger(__name__)
+
+#: seconds between looks for models that fine-tune jobs made
+MODEL_REFRESH_S = 2.0
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -41,15 +51,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "small": Lane("small", 1, settings.max_queue),
             "large": Lane("large", settings.inference_workers, settings.max_queue),
         }
-        app.state.models = load_models(settings.model_dir)
+        engine = make_engine(settings.job_database_url)
+        migrate(engine)
+        app.state.engine = engine
+        models = load_models(settings.model_dir)
+        app.state.refresh_models = model_refresher(models, engine, settings)
+        app.state.refresh_models()
+        app.state.models = models
         if not app.state.models:
             log.error("no model loaded from %s", settings.model_dir)
+        workers = start_workers(settings)
         try:
             yield
         finally:
+            stop_workers(workers)
             for lane in app.state.lanes.values():
                 lane.shutdown()
             app.state.models = None
+            app.state.refresh_models = None
+            engine.dispose()
 
     app = FastAPI(
         title="molprop prediction service",
@@ -60,10 +80,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.models = None
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_body_bytes,
+        path_limits={"/v1/jobs": (settings.max_job_body_bytes, "MOLPROP_MAX_JOB_BODY_BYTES")},
+    )
     app.include_router(health_router)
     app.include_router(v1)
     app.include_router(explain_router)
+    app.include_router(jobs_router)
     app.include_router(web_router())
     app.add_exception_handler(RequestValidationError, validation_error)
 
@@ -73,6 +98,61 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
 
     return app
+
+
+def model_refresher(
+    models: dict[str, ServedModel], engine, settings: Settings
+) -> Callable[[], None]:
+    """A callable that adds the models fine-tune jobs stored (:func:`api.registry.add_job_models`)
+    to ``models``, looking at most every ``MODEL_REFRESH_S`` seconds; a failed look is logged
+    and retried later (serving goes on)."""
+    lock = threading.Lock()
+    broken: set[str] = set()
+    last = [float("-inf")]
+
+    def refresh() -> None:
+        now = time.monotonic()
+        if now - last[0] < MODEL_REFRESH_S or not lock.acquire(blocking=False):
+            return
+        try:
+            last[0] = now
+            add_job_models(models, engine, settings.data_dir / "models", broken)
+        except Exception:
+            log.exception("could not look for fine-tuned models in the job database")
+        finally:
+            lock.release()
+
+    return refresh
+
+
+def start_workers(settings: Settings) -> list[subprocess.Popen]:
+    """``MOLPROP_JOB_WORKERS`` ``molprop worker`` processes on the service's job database and
+    models; each exits when this process is gone (``--parent-pid``). Processes, not threads:
+    fine-tune jobs train, and the service never imports training code."""
+    env = {
+        **os.environ,
+        "MOLPROP_DATABASE_URL": settings.job_database_url,
+        "MOLPROP_DATA_DIR": str(settings.data_dir),
+        "MOLPROP_MODEL_DIR": str(settings.model_dir),
+    }
+    command = [sys.executable, "-m", "molprop.cli.main", "worker", "--parent-pid", str(os.getpid())]
+    command += ["--lease", str(settings.job_lease_s)]
+    workers = [subprocess.Popen(command, env=env) for _ in range(settings.job_workers)]
+    for proc in workers:
+        log.info("started job worker %d", proc.pid)
+    return workers
+
+
+def stop_workers(workers: list[subprocess.Popen], timeout: float = 30.0) -> None:
+    """SIGTERM (a worker puts its job back in the queue), then SIGKILL after ``timeout``."""
+    for proc in workers:
+        proc.terminate()
+    for proc in workers:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def create_app_from_environment() -> FastAPI:

@@ -10,6 +10,7 @@ from pathlib import Path
 from molprop.artifact.card import read_card
 from molprop.artifact.store import CONFIG_NAME, read_metrics
 from molprop.inference import Predictor
+from molprop.jobstore import store
 
 log = logging.getLogger(__name__)
 
@@ -74,3 +75,24 @@ def load_models(model_dir: Path) -> dict[str, ServedModel]:
         models[model.name] = model
         log.info("loaded model %s (%d members)", model.name, model.n_members)
     return models
+
+
+def add_job_models(
+    models: dict[str, ServedModel], engine, root: Path, broken: set[str]
+) -> list[str]:
+    """Load the models fine-tune jobs stored in the job database that ``models`` lacks
+    (extracted under ``root``) -> the names added; one that fails to load is logged once and
+    remembered in ``broken``."""
+    added = []
+    for name in store.model_names(engine):
+        if name in models or name in broken:
+            continue
+        try:
+            models[name] = load_model(store.extract_model(engine, name, root))
+        except Exception:
+            log.exception("could not load the fine-tuned model %s", name)
+            broken.add(name)
+            continue
+        added.append(name)
+        log.info("serving the fine-tuned model %s", name)
+    return added

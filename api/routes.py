@@ -51,9 +51,14 @@ def get_settings(request: Request) -> Settings:
 
 
 def get_models(request: Request) -> dict[str, ServedModel]:
+    """The served models (503 while loading); models that fine-tune jobs made are picked up
+    from the job database at most every few seconds (``app.state.refresh_models``)."""
     models = getattr(request.app.state, "models", None)
     if models is None:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "models are still loading")
+    refresh = getattr(request.app.state, "refresh_models", None)
+    if refresh is not None:
+        refresh()
     return models
 
 

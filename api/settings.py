@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from molprop.artifact.resolve import MODEL_DIR_ENV, shipped_models_dir
+from molprop.jobstore.db import data_dir, database_url
 
 #: prefix of every setting's environment variable; ``model_dir`` is read from ``MODEL_DIR_ENV``
 ENV_PREFIX = "MOLPROP_"
@@ -46,6 +47,22 @@ class Settings(BaseSettings):
     - ``MOLPROP_REQUEST_TIMEOUT_S`` [30]: deadline of a request from its arrival (queueing
       included); past it the work stops (between batches) and the answer is 504. A client that
       disconnects has its work stopped the same way.
+
+    Jobs (``/v1/jobs``, see ``api.jobs``):
+
+    - ``MOLPROP_DATA_DIR`` [``~/.local/share/molprop``]: the SQLite job database
+      (``jobs.sqlite``) and the models fine-tune jobs made, unless ``MOLPROP_DATABASE_URL``.
+    - ``MOLPROP_DATABASE_URL`` [unset: SQLite under the data directory]: the job database,
+      ``postgresql://user:password@host:5432/db`` (psycopg 3) for several API / worker
+      processes on several machines.
+    - ``MOLPROP_MAX_JOB_ROWS`` [1000000]: most input rows per job (more: 413).
+    - ``MOLPROP_MAX_JOB_BODY_BYTES`` [200000000]: largest ``POST /v1/jobs`` body (more: 413).
+    - ``MOLPROP_JOB_CHUNK_ROWS`` [4096]: rows predicted and committed at a time (a killed
+      worker loses at most one chunk of work; cancel takes effect between chunks).
+    - ``MOLPROP_JOB_WORKERS`` [1]: ``molprop worker`` processes the service starts next to
+      itself (0: none; run ``molprop worker`` yourself, on any machine sharing the database).
+    - ``MOLPROP_JOB_LEASE_S`` [30]: lease of those workers (a killed worker's job is taken over
+      this long after its last heartbeat).
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, protected_namespaces=())
@@ -81,6 +98,27 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(
         30.0, gt=0, description="deadline from arrival (then 504, work stopped)"
     )
+
+    data_dir: Path = Field(
+        default_factory=data_dir,
+        description="job database (SQLite) and fine-tuned models ($MOLPROP_DATA_DIR)",
+    )
+    database_url: SecretStr | None = Field(
+        None, description="SQLAlchemy URL of the job database (default: SQLite in data_dir)"
+    )
+    max_job_rows: int = Field(1_000_000, ge=1, description="most input rows per job (more: 413)")
+    max_job_body_bytes: int = Field(
+        200_000_000, ge=1024, description="largest POST /v1/jobs body (more: 413)"
+    )
+    job_chunk_rows: int = Field(4096, ge=1, description="rows predicted and committed at a time")
+    job_workers: int = Field(1, ge=0, description="molprop worker processes started with the API")
+    job_lease_s: float = Field(30.0, gt=0, description="lease of those workers, seconds")
+
+    @property
+    def job_database_url(self) -> str:
+        """The job database: ``MOLPROP_DATABASE_URL``, else SQLite under ``data_dir``."""
+        url = None if self.database_url is None else self.database_url.get_secret_value()
+        return database_url(url or None, self.data_dir)
 
     @field_validator("api_key")
     @classmethod

@@ -17,10 +17,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 from tqdm.auto import tqdm
 
 from molprop.artifact.calibration import DEFAULT_LEVEL
@@ -44,6 +46,54 @@ class StreamSummary:
     @property
     def molecules_per_second(self) -> float:
         return self.rows_written / self.seconds if self.seconds > 0 else float("nan")
+
+
+#: What :func:`predict_chunks` hands each predicted chunk to (the input chunk, its output rows).
+ChunkWriter = Callable[[InputChunk, pd.DataFrame], None]
+
+
+def predict_chunks(
+    predictor,
+    chunks: Iterable[InputChunk],
+    smiles_column: str,
+    write: ChunkWriter,
+    *,
+    batch_size: int = 256,
+    num_workers: int = 0,
+    prefetch: int = 2,
+    interval: float | None = DEFAULT_LEVEL,
+) -> tuple[int, Counter[str]]:
+    """The loop under :func:`predict_stream` and the service's jobs (``molprop.jobs``): each
+    chunk of ``chunks`` is featurised (up to ``prefetch`` chunks ahead, in ``num_workers``
+    processes), predicted and handed to ``write`` with its output rows (input columns, then
+    the predictor's), in input order; ``write`` may raise to stop (the pool is shut down).
+    ``interval``: a level already checked by ``predictor.interval_level``.
+    -> (rows written, status counts)."""
+    status: Counter[str] = Counter()
+    written = 0
+    pool = FeaturizerPool(predictor.featurizer, predictor.config.featurizer.to_dict(), num_workers)
+    pending: deque[tuple[InputChunk, list[Future]]] = deque()
+
+    def finish(chunk: InputChunk, futures: list[Future]) -> None:
+        nonlocal written
+        items = chunk.with_failures([item for f in futures for item in f.result()])
+        out = predictor.predict_frame(
+            chunk.frame, smiles_column, batch_size, items=items, interval=interval
+        )
+        write(chunk, out)
+        written += len(out)
+        status.update(out["status"].tolist())
+        del out, items
+        release_freed_memory()
+
+    with pool:
+        for chunk in chunks:
+            pending.append((chunk, pool.submit(chunk.smiles(smiles_column))))
+            if len(pending) > prefetch:
+                finish(*pending.popleft())
+        while pending:
+            finish(*pending.popleft())
+    return written, status
 
 
 def predict_stream(
@@ -74,8 +124,6 @@ def predict_stream(
     if done:
         log.info("resuming %s: %d rows already written", output_path, done)
     total = count_records(input_path) if progress else None
-    status: Counter[str] = Counter()
-    written = 0
     start = time.perf_counter()
     bar = tqdm(
         total=total,
@@ -86,30 +134,24 @@ def predict_stream(
         disable=not progress,
         smoothing=0.1,
     )
-    pool = FeaturizerPool(predictor.featurizer, predictor.config.featurizer.to_dict(), num_workers)
-    pending: deque[tuple[InputChunk, list[Future]]] = deque()
 
-    def finish(chunk: InputChunk, futures: list[Future]) -> None:
-        nonlocal header, written
-        items = chunk.with_failures([item for f in futures for item in f.result()])
-        out = predictor.predict_frame(
-            chunk.frame, smiles_column, batch_size, items=items, interval=interval
-        )
+    def write(chunk: InputChunk, out: pd.DataFrame) -> None:
+        nonlocal header
         header = append_checked(output_path, out, header)
-        written += len(out)
-        status.update(out["status"].tolist())
         bar.update(len(out))
-        del out, items
-        release_freed_memory()
 
     try:
-        with pool:
-            for chunk in iter_chunks(input_path, smiles_column, chunk_size, skip=done):
-                pending.append((chunk, pool.submit(chunk.smiles(smiles_column))))
-                if len(pending) > prefetch:
-                    finish(*pending.popleft())
-            while pending:
-                finish(*pending.popleft())
+        chunks = iter_chunks(input_path, smiles_column, chunk_size, skip=done)
+        written, status = predict_chunks(
+            predictor,
+            chunks,
+            smiles_column,
+            write,
+            batch_size=batch_size,
+            num_workers=num_workers,
+            prefetch=prefetch,
+            interval=interval,
+        )
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -125,4 +167,4 @@ def predict_stream(
     return summary
 
 
-__all__ = ["StreamSummary", "predict_stream"]
+__all__ = ["ChunkWriter", "StreamSummary", "predict_chunks", "predict_stream"]

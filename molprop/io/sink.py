@@ -90,10 +90,21 @@ def commit_output(staged: str | Path, output: str | Path) -> None:
     os.replace(staged, output)
 
 
+def csv_records(frame: pd.DataFrame, header: bool = False) -> str:
+    """``frame`` as the CSV text an output holds: records ending in ``\\n``, no index, the
+    header line first if ``header`` (the service's jobs store chunks of it the same way)."""
+    return frame.to_csv(index=False, header=header, lineterminator="\n")
+
+
+def csv_header(frame: pd.DataFrame) -> str:
+    """The header line ``frame``'s CSV text starts with (without the newline)."""
+    return csv_records(frame.iloc[:0], header=True).rstrip("\n")
+
+
 def append_chunk(path: Path, frame: pd.DataFrame, header: bool) -> None:
     """Append ``frame`` as CSV text with one ``write`` and flush it to disk (a kill leaves
     whole chunks, at worst one partial chunk that :func:`complete_records` detects)."""
-    data = frame.to_csv(index=False, header=header, lineterminator="\n").encode("utf-8")
+    data = csv_records(frame, header).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         view = memoryview(data)
@@ -107,7 +118,7 @@ def append_chunk(path: Path, frame: pd.DataFrame, header: bool) -> None:
 def append_checked(path: Path, frame: pd.DataFrame, header: str | None) -> str:
     """Append ``frame`` to the output whose header line is ``header`` (None: the file is empty,
     write the header); a resumed output with other columns is an error. -> the header line."""
-    line = frame.iloc[:0].to_csv(index=False, lineterminator="\n").rstrip("\n")
+    line = csv_header(frame)
     if header is not None and line != header:
         raise DataError(
             f"cannot resume {path}: its header {header!r} differs from this run's columns {line!r}"
@@ -142,6 +153,8 @@ __all__ = [
     "append_chunk",
     "commit_output",
     "complete_records",
+    "csv_header",
+    "csv_records",
     "partial_path",
     "prepare_output",
     "release_freed_memory",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("chem",),
     ("featurize",),
     ("io",),
+    ("jobstore",),
     ("data",),
     ("nn",),
     ("models",),
@@ -31,11 +33,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("inference",),
     ("training",),
     ("transfer",),
+    ("jobs",),
     ("cli", "pretrained_recipes", "__init__"),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 #: what the service may use of molprop
-API_ALLOWED = {"inference", "artifact", "errors"}
+API_ALLOWED = {"inference", "artifact", "errors", "jobstore"}
 #: the only inference module allowed to use Lightning (multi-device prediction)
 LIGHTNING_IN_INFERENCE = {"molprop.inference.distributed"}
 
@@ -126,6 +129,24 @@ def test_service_uses_only_inference_and_artifact():
     assert layer_violations("api") == []
 
 
+def test_the_service_never_loads_the_job_worker_or_training():
+    """The API runs jobs through ``molprop worker`` processes: importing the app loads neither
+    ``molprop.jobs`` (which fine-tunes) nor training code."""
+    code = (
+        "import sys, api.main\n"
+        "bad = sorted(m for m in sys.modules if m == 'lightning' or m.startswith(("
+        "'molprop.jobs.', 'molprop.training', 'molprop.transfer', 'lightning.')) "
+        "or m == 'molprop.jobs')\n"
+        "print(bad)\n"
+    )
+    env = {**os.environ, "MOLPROP_JOB_WORKERS": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_the_checker_sees_a_planted_upward_import(tmp_path, monkeypatch):
     """The check must fail when inference imports training (what issue 16 found)."""
     fake = tmp_path / "molprop" / "inference"
@@ -135,7 +156,7 @@ def test_the_checker_sees_a_planted_upward_import(tmp_path, monkeypatch):
     (fake / "lit.py").write_text("import lightning\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = layer_violations("molprop")
-    assert any("inference (layer 8) imports molprop.training.fit" in p for p in found), found
+    assert any("inference (layer 9) imports molprop.training.fit" in p for p in found), found
     assert any("inference imports lightning" in p for p in found), found
 
 

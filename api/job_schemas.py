@@ -1,0 +1,90 @@
+"""Request and response bodies of ``/v1/jobs`` (persistent jobs, :mod:`api.jobs`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
+JobKind = Literal["predict", "finetune"]
+
+
+class JobRequest(BaseModel):
+    """``POST /v1/jobs`` JSON body: a predict job over ``smiles``. ``ids``, if given, must have
+    exactly one entry per SMILES (``len(ids) == len(smiles)``, else 422); they come back in the
+    result CSV's ``id`` column."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    kind: Literal["predict"] = "predict"
+    model: str = Field(..., min_length=1, max_length=200, examples=["solubility"])
+    smiles: list[str] = Field(..., min_length=1, examples=[["CCO", "c1ccccc1O", "not a smiles"]])
+    ids: list[str] | None = Field(
+        None,
+        description="one id per SMILES (same length as smiles), returned in the id column",
+        examples=[["a", "b", "c"]],
+    )
+    interval: float | None = Field(
+        0.9,
+        gt=0.0,
+        lt=1.0,
+        description="level of the calibrated interval columns <target>_low / <target>_high "
+        "(regression models with a calibration; null: none)",
+    )
+
+    @model_validator(mode="after")
+    def _ids_match(self) -> JobRequest:
+        if self.ids is not None and len(self.ids) != len(self.smiles):
+            raise ValueError(
+                f"ids has {len(self.ids)} entries but smiles has {len(self.smiles)}: "
+                "give one id per SMILES, or none"
+            )
+        return self
+
+
+class JobUpload(BaseModel):
+    """``POST /v1/jobs`` multipart form (documentation of the form fields). ``kind=predict``:
+    ``file`` is a CSV / TSV / SMI table (optionally gzipped) whose ``smiles_column`` holds the
+    SMILES; every column comes back in the result CSV (``id_column``, if named, must exist).
+    ``kind=finetune``: ``file`` is a labelled CSV (``smiles_column``, ``target_column``),
+    ``model`` a served base model, ``name`` the new model's name (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``,
+    at most 100 characters, not taken); when the job is done the service serves it."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    file: bytes = Field(..., json_schema_extra={"format": "binary"})
+    model: str = Field(..., examples=["solubility"])
+    kind: JobKind = "predict"
+    smiles_column: str = "smiles"
+    id_column: str | None = None
+    interval: float | None = Field(0.9, gt=0.0, lt=1.0)
+    name: str | None = Field(None, description="finetune: the new model's name")
+    target_column: str | None = Field(None, description="finetune: the label column")
+    task_type: Literal["regression", "classification"] = "regression"
+    epochs: int = Field(30, ge=1, le=500, description="finetune: most training epochs")
+    unit: str | None = Field(None, description="finetune: unit of the label")
+
+
+class JobInfo(BaseModel):
+    """A job's state. ``rows_done`` of ``rows_total`` rows have results (predict jobs;
+    updated per chunk); ``error`` says why a job failed."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    id: str
+    kind: JobKind
+    model: str = Field(..., description="the model predicting (predict) or the base model")
+    status: JobStatus
+    rows_done: int
+    rows_total: int
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    error: str | None = None
+    new_model: str | None = Field(None, description="finetune: the name the model is served as")
+
+
+class JobList(BaseModel):
+    jobs: list[JobInfo]

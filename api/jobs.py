@@ -1,0 +1,342 @@
+"""``/v1/jobs``: persistent jobs for large inputs and fine-tuning (stored in the job database,
+:mod:`molprop.jobstore`; run by ``molprop worker`` processes, never in this process).
+
+``POST /v1/jobs`` takes a JSON body (:class:`~api.job_schemas.JobRequest`) or a multipart form
+with a CSV upload (:class:`~api.job_schemas.JobUpload`) and answers 202 with the queued job;
+``GET /v1/jobs/{id}`` reports progress; ``GET /v1/jobs/{id}/results`` streams the result CSV
+of a done predict job (the columns and per-row statuses of ``molprop predict``, row i = input
+row i); ``DELETE /v1/jobs/{id}`` cancels (a running job stops between chunks). Bad input is a
+4xx naming the problem: 404 unknown model or job, 409 results of an unfinished job or a model
+name already taken, 413 too many rows, 422 malformed bodies / missing columns / bad names.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from api.errors import safe_text, strict_json_loads
+from api.job_schemas import JobInfo, JobList, JobRequest, JobUpload
+from api.registry import ServedModel
+from api.routes import find_model, get_models, get_settings, require_api_key
+from api.schemas import ErrorBody
+from api.settings import Settings
+from molprop.artifact.resolve import MODEL_NAME
+from molprop.errors import ConfigError, DataError
+from molprop.jobstore import JobInput, store
+from molprop.jobstore.inputs import TooManyRows
+from molprop.jobstore.store import FINAL_STATUSES, JobRecord
+
+log = logging.getLogger(__name__)
+
+#: longest model name a fine-tune job may choose
+MAX_NAME_LENGTH = 100
+_UPLOAD_SUFFIXES = (".csv", ".tsv", ".smi", ".txt")
+
+jobs_router = APIRouter(
+    prefix="/v1",
+    tags=["jobs"],
+    dependencies=[Depends(require_api_key)],
+    responses={401: {"model": ErrorBody}},
+)
+
+
+def get_engine(request: Request) -> Engine:
+    engine = getattr(request.app.state, "engine", None)
+    if engine is None:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "the job database is not open")
+    return engine
+
+
+def job_info(job: JobRecord) -> JobInfo:
+    return JobInfo(
+        id=job.id,
+        kind=job.kind,
+        model=job.model,
+        status=job.status,
+        rows_done=job.rows_done,
+        rows_total=job.rows_total,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        error=job.error,
+        new_model=job.options.get("name") if job.kind == "finetune" else None,
+    )
+
+
+#: 422 (starlette renamed its constant; the number is what clients see)
+UNPROCESSABLE = 422
+
+
+def _unprocessable(message: str) -> HTTPException:
+    return HTTPException(UNPROCESSABLE, message)
+
+
+def _input_error(exc: DataError, path: Path | None = None, name: str = "") -> HTTPException:
+    """413 for too many rows, else 422 with the reason (naming the upload, not the temporary
+    file it was saved to)."""
+    if isinstance(exc, TooManyRows):
+        return HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, str(exc))
+    message = str(exc)
+    if path is not None:
+        message = message.replace(str(path), f"the upload {name!r}")
+    return _unprocessable(safe_text(message))
+
+
+def _interval(model: ServedModel, level: float | None) -> float | None:
+    try:
+        return model.predictor.interval_level(level)
+    except ConfigError as exc:
+        raise _unprocessable(f"interval: {exc}") from None
+
+
+def _validate(schema: type, data: Any):
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors(include_url=False)) from None
+
+
+async def _json_job(
+    request: Request, engine: Engine, settings: Settings, models: dict[str, ServedModel]
+) -> JobRecord:
+    try:
+        data = strict_json_loads(await request.body())
+    except ValueError as exc:
+        raise _unprocessable(f"malformed JSON body: {exc}") from None
+    body: JobRequest = _validate(JobRequest, data)
+    model = find_model(body.model, models)
+    level = _interval(model, body.interval)
+    try:
+        job_input = JobInput.from_lists(
+            body.smiles, body.ids, settings.job_chunk_rows, settings.max_job_rows
+        )
+    except DataError as exc:
+        raise _input_error(exc) from None
+    return await run_in_threadpool(
+        store.create_job, engine, "predict", model.name, job_input, {"interval": level}
+    )
+
+
+def _save_upload(upload: UploadFile, folder: Path) -> Path:
+    """The upload as a file named like the client's file (its suffix says the format)."""
+    name = Path(upload.filename or "upload.csv").name
+    stem = name.removesuffix(".gz")
+    if not stem.lower().endswith(_UPLOAD_SUFFIXES):
+        name = "upload.csv.gz" if name.endswith(".gz") else "upload.csv"
+    path = folder / name
+    with open(path, "wb") as out:
+        shutil.copyfileobj(upload.file, out)
+    return path
+
+
+def _check_new_name(name: str | None, engine: Engine, models: dict[str, ServedModel]) -> str:
+    if not name:
+        raise _unprocessable("a fine-tune job needs the new model's name (field 'name')")
+    if len(name) > MAX_NAME_LENGTH or not MODEL_NAME.fullmatch(name):
+        raise _unprocessable(
+            f"model name {safe_text(name)[:120]!r} is not allowed: use letters, digits, '_', "
+            f"'.' and '-', starting with a letter or digit, at most {MAX_NAME_LENGTH} characters"
+        )
+    if (
+        name in models
+        or name in store.model_names(engine)
+        or name in store.pending_model_names(engine)
+    ):
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"a model named {name!r} exists or is being made"
+        )
+    return name
+
+
+def _form_job(
+    form: dict[str, Any],
+    upload: UploadFile,
+    engine: Engine,
+    settings: Settings,
+    models: dict[str, ServedModel],
+) -> JobRecord:
+    """The multipart form's job (runs in a thread: reads and chunks the upload)."""
+    fields: JobUpload = _validate(JobUpload, {**form, "file": b""})
+    model = find_model(fields.model, models)
+    with tempfile.TemporaryDirectory(prefix="molprop-upload-") as tmp:
+        path = _save_upload(upload, Path(tmp))
+        if fields.kind == "predict":
+            level = _interval(model, fields.interval)
+            required = [fields.id_column] if fields.id_column else []
+            try:
+                job_input = JobInput.from_table(
+                    path,
+                    fields.smiles_column,
+                    required,
+                    settings.job_chunk_rows,
+                    settings.max_job_rows,
+                )
+            except DataError as exc:
+                raise _input_error(exc, path, upload.filename or "") from None
+            options = {"interval": level, "id_column": fields.id_column}
+            return store.create_job(engine, "predict", model.name, job_input, options)
+        name = _check_new_name(fields.name, engine, models)
+        if not fields.target_column:
+            raise _unprocessable("a fine-tune job needs the label column (field 'target_column')")
+        try:
+            table = JobInput.from_table(
+                path,
+                fields.smiles_column,
+                [fields.target_column],
+                settings.job_chunk_rows,
+                settings.max_job_rows,
+            )
+        except DataError as exc:
+            raise _input_error(exc, path, upload.filename or "") from None
+        options = {
+            "name": name,
+            "smiles_column": fields.smiles_column,
+            "target_column": fields.target_column,
+            "task_type": fields.task_type,
+            "epochs": fields.epochs,
+            "unit": fields.unit,
+            "rows": table.rows_total,
+        }
+        return store.create_job(engine, "finetune", model.name, None, options, path.read_bytes())
+
+
+_REQUEST_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": JobRequest.model_json_schema()},
+            "multipart/form-data": {"schema": JobUpload.model_json_schema()},
+        },
+    }
+}
+
+
+@jobs_router.post(
+    "/jobs",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=JobInfo,
+    openapi_extra=_REQUEST_BODY,
+    responses={
+        404: {"model": ErrorBody, "description": "unknown model"},
+        409: {"model": ErrorBody, "description": "fine-tune: the model name is taken"},
+        413: {"model": ErrorBody, "description": "too many rows or too large a body"},
+        415: {"model": ErrorBody, "description": "neither JSON nor a multipart form"},
+        422: {"description": "malformed body, ids length != smiles length, missing column"},
+    },
+)
+async def submit_job(
+    request: Request,
+    settings: Annotated[Settings, Depends(get_settings)],
+    models: Annotated[dict[str, ServedModel], Depends(get_models)],
+    engine: Annotated[Engine, Depends(get_engine)],
+) -> JobInfo:
+    """Queue a job; 202 with its state. JSON (``application/json``, :class:`JobRequest`):
+    ``model``, ``smiles``, optional ``ids`` (one per SMILES) and ``interval``. Multipart
+    (``multipart/form-data``, :class:`JobUpload`): a ``file`` upload plus the form fields; for
+    ``kind=finetune`` a labelled CSV, a served base ``model`` and the new model's ``name``."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == "application/json":
+        job = await _json_job(request, engine, settings, models)
+    elif content_type == "multipart/form-data":
+        try:
+            form = await request.form(max_files=1, max_fields=20)
+        except Exception as exc:  # malformed multipart body
+            raise _unprocessable(f"malformed multipart body: {exc}") from None
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise _unprocessable("the form has no file upload (field 'file')")
+        fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str) and v != ""}
+        job = await run_in_threadpool(_form_job, fields, upload, engine, settings, models)
+    else:
+        raise HTTPException(
+            status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            "send application/json or multipart/form-data (a CSV upload)",
+        )
+    log.info("job %s queued: %s %s, %d rows", job.id, job.kind, job.model, job.rows_total)
+    return job_info(job)
+
+
+def _job(engine: Engine, job_id: str) -> JobRecord:
+    job = store.get_job(engine, job_id)
+    if job is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no job with id {safe_text(job_id)!r}")
+    return job
+
+
+JobId = Annotated[str, PathParam(max_length=64, description="the id POST /v1/jobs returned")]
+
+
+@jobs_router.get("/jobs", response_model=JobList)
+def list_jobs(engine: Annotated[Engine, Depends(get_engine)]) -> JobList:
+    """The newest 100 jobs, newest first."""
+    return JobList(jobs=[job_info(j) for j in store.list_jobs(engine)])
+
+
+@jobs_router.get("/jobs/{job_id}", response_model=JobInfo, responses={404: {"model": ErrorBody}})
+def get_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) -> JobInfo:
+    """A job's status and progress (``rows_done`` of ``rows_total``)."""
+    return job_info(_job(engine, job_id))
+
+
+@jobs_router.get(
+    "/jobs/{job_id}/results",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/csv": {}}, "description": "the result CSV, row i = input row i"},
+        404: {"model": ErrorBody},
+        409: {"model": ErrorBody, "description": "the job is not done (or is a fine-tune job)"},
+    },
+)
+def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]):
+    """The result CSV of a done predict job, streamed: the input columns (``id`` first for a
+    JSON job with ids), then the predictions, ``status`` and ``error`` of each row, as
+    ``molprop predict`` writes them; row i is input row i."""
+    job = _job(engine, job_id)
+    if job.kind != "predict":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"job {job.id} is a fine-tune job: it has no result table; when done, its model "
+            f"is served as {job.options.get('name')!r}",
+        )
+    if job.status != store.DONE:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"job {job.id} is {job.status} ({job.rows_done} of {job.rows_total} rows done); "
+            "results are available once it is done",
+        )
+    return StreamingResponse(
+        store.iter_results(engine, job.id),
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="job-{job.id}.csv"'},
+    )
+
+
+@jobs_router.delete(
+    "/jobs/{job_id}",
+    response_model=JobInfo,
+    responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}},
+)
+def cancel_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) -> JobInfo:
+    """Cancel a queued or running job (a running job stops before its next chunk); 409 for a
+    job that has already ended."""
+    job = _job(engine, job_id)
+    if job.status in FINAL_STATUSES:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"job {job.id} has already ended ({job.status})"
+        )
+    cancelled = store.cancel_job(engine, job.id)
+    assert cancelled is not None
+    return job_info(cancelled)

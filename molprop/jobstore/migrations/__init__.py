@@ -1,0 +1,1 @@
+"""Alembic migrations of the job database (run by :func:`molprop.jobstore.db.migrate`)."""
