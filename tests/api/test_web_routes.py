@@ -1,0 +1,72 @@
+"""The web page's server side through TestClient: the page, its static files, the molecule
+drawings and the model cards (the page's behaviour in a browser: tests/browser)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from fastapi.testclient import TestClient
+
+from api.web import STATIC_FILES, card_html
+
+
+def _config(page: str) -> dict:
+    match = re.search(r'<script type="application/json" id="molprop-config">(.*?)</script>', page)
+    assert match, "the page carries its configuration"
+    return json.loads(match.group(1))
+
+
+def test_page_lists_the_served_models_with_their_cards(client: TestClient) -> None:
+    response = client.get("/")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp  # no inline, no CDN
+    page = response.text
+    names = re.findall(r'<option value="([^"]+)">', page)
+    assert [n for n in names if n in ("bbb", "solubility")] == ["bbb", "solubility"]
+    # each card rendered from markdown: its "# title" line becomes a heading
+    assert "<h1>solubility: tiny test model (logp)</h1>" in page
+    assert "<h1>bbb: tiny test model (p_np)</h1>" in page
+    config = _config(page)
+    assert [m["name"] for m in config["models"]] == ["bbb", "solubility"]
+    assert {m["target"] for m in config["models"]} == {"logp", "p_np"}
+    assert config["jobRows"] <= 50  # capped at the fixture's MOLPROP_MAX_BATCH
+    assert config["needsKey"] is False
+    # nothing from outside the machine: every src / href is local
+    for url in re.findall(r'(?:src|href)="([^"]+)"', page):
+        assert url.startswith("/"), url
+
+
+def test_card_markdown_is_rendered_and_raw_html_escaped() -> None:
+    html = str(card_html("# Title\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |"))
+    assert "<h1>Title</h1>" in html and "<td>1</td>" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "javascript:" not in str(card_html("[x](javascript:alert(1))")).replace(
+        "[x](javascript:alert(1))", ""
+    )
+
+
+def test_static_files_are_a_fixed_list(client: TestClient) -> None:
+    for name, media_type in STATIC_FILES.items():
+        response = client.get(f"/static/{name}")
+        assert response.status_code == 200 and response.content
+        assert response.headers["content-type"] == media_type
+    for bad in ("web.py", "..%2Fweb.py", "..%2F..%2Fpyproject.toml", "%2Fetc%2Fpasswd"):
+        assert client.get(f"/static/{bad}").status_code == 404
+
+
+def test_molecule_drawing_is_svg_and_bad_smiles_get_the_reason(client: TestClient) -> None:
+    response = client.get("/web/molecule.svg", params={"smiles": "c1ccccc1O"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/svg+xml"
+    assert response.headers["content-security-policy"].startswith("default-src 'none'")
+    assert ET.fromstring(response.text).tag == "{http://www.w3.org/2000/svg}svg"
+    bad = client.get("/web/molecule.svg", params={"smiles": "<script>alert(1)</script>"})
+    assert bad.status_code == 422 and bad.headers["content-type"].startswith("text/plain")
+    assert "could not parse" in bad.text
+    long = client.get("/web/molecule.svg", params={"smiles": "C" * 121})  # fixture limit: 120
+    assert long.status_code == 422 and "too long" in long.text
+    assert client.get("/web/molecule.svg").status_code == 422  # no SMILES at all
