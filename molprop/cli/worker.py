@@ -14,6 +14,11 @@ def add_parser(sub, name: str) -> None:
     )
     p.add_argument("--data-dir", default=None, help="default: $MOLPROP_DATA_DIR")
     p.add_argument(
+        "--model-dir",
+        default=None,
+        help="models looked up here first (default: $MOLPROP_MODEL_DIR, then the shipped ones)",
+    )
+    p.add_argument(
         "--lease",
         type=float,
         default=30.0,
@@ -43,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         WorkerConfig(
             database_url=args.database_url,
             data_dir=Path(args.data_dir) if args.data_dir else None,
+            model_dir=Path(args.model_dir) if args.model_dir else None,
             lease_s=args.lease,
             poll_s=args.poll,
             batch_size=args.batch_size,

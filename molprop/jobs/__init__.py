@@ -5,7 +5,8 @@
   job's progress;
 * :mod:`~molprop.jobs.finetune` — a fine-tune job (:func:`molprop.transfer.finetune.run_finetune`)
   whose artifact is stored in the job database under the caller's model name;
-* :mod:`~molprop.jobs.worker` — claim, heartbeat, dispatch, release on shutdown.
+* :mod:`~molprop.jobs.worker` — claim, heartbeat, dispatch, release on shutdown (training code
+  is imported only when a fine-tune job arrives).
 
 A layer above :mod:`molprop.transfer` (fine-tuning trains), so the service never imports it: the
 service starts workers as processes (``api.main``) and talks to them only through the database

@@ -23,9 +23,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from molprop.artifact.resolve import resolve_model
+from molprop.artifact.resolve import CONFIG_NAME, resolve_model
 from molprop.inference.predictor import Predictor
-from molprop.jobs.finetune import run_finetune_job
 from molprop.jobs.predict import run_predict_job
 from molprop.jobstore import db, store
 from molprop.jobstore.store import JobLost, JobRecord
@@ -43,10 +42,12 @@ class WorkerConfig:
     """``molprop worker`` options. ``lease_s``: how long a job stays claimed without a
     heartbeat (a killed worker's job is re-claimed after it); ``poll_s``: wait between claims
     when the queue is empty; ``exit_when_idle``: stop when no job is claimable;
-    ``max_jobs``: stop after that many jobs."""
+    ``max_jobs``: stop after that many jobs; ``model_dir``: where model names are looked up
+    first (default: ``$MOLPROP_MODEL_DIR``, then the shipped models)."""
 
     database_url: str | None = None
     data_dir: Path | None = None
+    model_dir: Path | None = None
     lease_s: float = 30.0
     poll_s: float = 1.0
     batch_size: int = 256
@@ -88,6 +89,9 @@ class Worker:
         from the database once), else a served / shipped model (``artifact.resolve``)."""
         if name in store.model_names(self.engine):
             return store.extract_model(self.engine, name, self.data_dir / "models")
+        served = self.config.model_dir
+        if served is not None and (served / name / CONFIG_NAME).is_file():
+            return served / name
         return resolve_model(name)
 
     def predictor(self, name: str) -> Predictor:
@@ -103,6 +107,9 @@ class Worker:
         log.info("job %s (%s, %s): claimed, attempt %d", job.id, job.kind, job.model, job.attempts)
         try:
             if job.kind == "finetune":
+                # imported here: training code (Lightning) loads only for fine-tune jobs
+                from molprop.jobs.finetune import run_finetune_job
+
                 run_finetune_job(self.engine, job, self.model_dir(job.model))
             else:
                 run_predict_job(
@@ -139,7 +146,9 @@ class Worker:
         def stop(signum, _frame) -> None:
             raise WorkerStopping(signal.Signals(signum).name)
 
-        previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
         log.info("worker %d: database %s", os.getpid(), self.engine.url.render_as_string())
         try:
             while not self._parent_gone():

@@ -24,6 +24,8 @@ from sqlalchemy.engine import make_url
 from molprop.errors import ConfigError
 
 log = logging.getLogger(__name__)
+# Alembic logs every plugin and step at INFO; the one line worth keeping is ours (migrate)
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 DATABASE_URL_ENV = "MOLPROP_DATABASE_URL"
 DATA_DIR_ENV = "MOLPROP_DATA_DIR"

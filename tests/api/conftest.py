@@ -72,8 +72,17 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def settings(model_dir: Path) -> Settings:
-    return Settings(model_dir=model_dir, max_batch=50, max_smiles_length=120, max_body_bytes=20_000)
+def settings(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """No job workers here (the job tests in tests/api/jobs start their own); the job
+    database in a temporary directory."""
+    return Settings(
+        model_dir=model_dir,
+        max_batch=50,
+        max_smiles_length=120,
+        max_body_bytes=20_000,
+        data_dir=tmp_path_factory.mktemp("service-data"),
+        job_workers=0,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -91,11 +100,14 @@ def free_port() -> int:
 @contextmanager
 def uvicorn_server(model_dir: Path, log_path: Path, **env: str) -> Iterator[str]:
     """A real ``uvicorn api.main:app`` process on a free 127.0.0.1 port with ``MOLPROP_<KEY>``
-    set from ``env``; yields its base URL once ``/health`` answers 200."""
+    set from ``env``; yields its base URL once ``/health`` answers 200. Its job database is
+    in ``<log_path's folder>/data`` unless ``env`` sets ``data_dir`` or ``database_url``; it
+    starts one job worker unless ``env`` sets ``job_workers``."""
     port = free_port()
     full_env = {
         **os.environ,
         "MOLPROP_MODEL_DIR": str(model_dir),
+        "MOLPROP_DATA_DIR": str(log_path.parent / "data"),
         "OMP_NUM_THREADS": "1",
         **{f"MOLPROP_{k.upper()}": v for k, v in env.items()},
     }

@@ -1,0 +1,47 @@
+"""Fixtures of the job tests: a throw-away PostgreSQL server for the session, one fresh job
+database per test on SQLite and on PostgreSQL, the app on it (TestClient, no worker)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.main import create_app
+from molprop.jobstore import make_engine, migrate
+from tests.api.jobs.helpers import BACKENDS, job_settings, postgres_server
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated job database: an SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'jobs.sqlite'}"
+    else:
+        import psycopg
+
+        base = request.getfixturevalue("pg_url")
+        name = f"jobs_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        url = base.rsplit("/", 1)[0] + f"/{name}"
+    engine = make_engine(url)
+    migrate(engine)
+    engine.dispose()
+    yield url
+
+
+@pytest.fixture
+def jobs_client(model_dir: Path, db_url: str, tmp_path: Path) -> Iterator[TestClient]:
+    """The app on ``db_url`` (no worker processes: tests run workers themselves)."""
+    with TestClient(create_app(job_settings(model_dir, db_url, tmp_path / "data"))) as client:
+        yield client

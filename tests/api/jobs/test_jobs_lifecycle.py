@@ -1,0 +1,161 @@
+"""Jobs through the API with a worker run in this process, on SQLite and on PostgreSQL:
+lifecycle, results equal to ``molprop predict``'s streaming loop on the same table (per-row
+statuses, ids, row order), CSV uploads, cancel between chunks, bad input (4xx, never 500)."""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from molprop.inference import Predictor
+from molprop.inference.streaming import predict_stream
+from molprop.jobs import Worker, WorkerConfig
+from tests.api.jobs.helpers import hiv_smiles, wait_for
+
+
+def run_worker(db_url: str, model_dir: Path, tmp_path: Path, **options) -> int:
+    config = WorkerConfig(
+        database_url=db_url,
+        data_dir=tmp_path / "data",
+        model_dir=model_dir,
+        exit_when_idle=True,
+        lease_s=10,
+        **options,
+    )
+    return Worker(config).run()
+
+
+def expected_csv(model_dir: Path, table: Path, smiles_column: str = "smiles") -> str:
+    """What ``molprop predict`` writes for ``table`` (its streaming loop, in this process)."""
+    out = table.with_suffix(".expected.csv")
+    predictor = Predictor.from_pretrained(model_dir / "solubility")
+    predict_stream(predictor, table, out, smiles_column, chunk_size=16, progress=False)
+    return out.read_text()
+
+
+def test_json_job_lifecycle_statuses_and_ids(jobs_client, db_url, model_dir, tmp_path):
+    smiles = hiv_smiles(40, invalid_every=7)
+    ids = [f"mol-{i}" for i in range(40)]
+    r = jobs_client.post("/v1/jobs", json={"model": "solubility", "smiles": smiles, "ids": ids})
+    assert r.status_code == 202, r.text
+    job = r.json()
+    assert (job["status"], job["rows_done"], job["rows_total"]) == ("queued", 0, 40)
+    assert job["kind"] == "predict" and job["started_at"] is None
+    early = jobs_client.get(f"/v1/jobs/{job['id']}/results")
+    assert early.status_code == 409 and "queued" in early.json()["detail"]
+
+    assert run_worker(db_url, model_dir, tmp_path) == 1
+    done = jobs_client.get(f"/v1/jobs/{job['id']}").json()
+    assert (done["status"], done["rows_done"], done["error"]) == ("done", 40, None)
+    assert done["started_at"] <= done["finished_at"]
+
+    r = jobs_client.get(f"/v1/jobs/{job['id']}/results")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    table = pd.read_csv(io.StringIO(r.text), dtype=str, keep_default_na=False)
+    assert table["id"].tolist() == ids and table["smiles"].tolist() == smiles
+    bad = [i for i in range(40) if smiles[i].startswith("not a smiles")]
+    assert [i for i, s in enumerate(table["status"]) if s != "ok"] == bad
+    assert set(table["status"].iloc[bad]) == {"invalid_input"}
+    assert all(table["error"].iloc[bad]) and not any(table["logp"].iloc[bad])
+    source = tmp_path / "input.csv"
+    pd.DataFrame({"id": ids, "smiles": smiles}).to_csv(source, index=False)
+    assert r.text == expected_csv(model_dir, source)
+
+
+def test_csv_upload_keeps_every_column(jobs_client, db_url, model_dir, tmp_path):
+    smiles = hiv_smiles(50, invalid_every=9)
+    source = tmp_path / "library.csv"
+    pd.DataFrame(
+        {"name": [f"c{i}" for i in range(50)], "Compound SMILES": smiles, "batch": "b1"}
+    ).to_csv(source, index=False)
+    r = jobs_client.post(
+        "/v1/jobs",
+        files={"file": ("library.csv", source.read_bytes(), "text/csv")},
+        data={"model": "solubility", "smiles_column": "Compound SMILES", "id_column": "name"},
+    )
+    assert r.status_code == 202, r.text
+    assert r.json()["rows_total"] == 50
+    run_worker(db_url, model_dir, tmp_path)
+    results = jobs_client.get(f"/v1/jobs/{r.json()['id']}/results").text
+    assert results == expected_csv(model_dir, source, "Compound SMILES")
+    assert results.splitlines()[0].startswith("name,Compound SMILES,batch,logp")
+
+
+def test_cancel_stops_a_running_job_between_chunks(jobs_client, db_url, model_dir, tmp_path):
+    r = jobs_client.post("/v1/jobs", json={"model": "solubility", "smiles": hiv_smiles(3000)})
+    job_id = r.json()["id"]
+    worker = threading.Thread(target=run_worker, args=(db_url, model_dir, tmp_path))
+    worker.start()
+    try:
+        wait_for(
+            lambda: jobs_client.get(f"/v1/jobs/{job_id}").json()["rows_done"] > 0,
+            60,
+            "the first chunk",
+        )
+        r = jobs_client.delete(f"/v1/jobs/{job_id}")
+        assert r.status_code == 200 and r.json()["status"] == "cancelled"
+    finally:
+        worker.join(timeout=60)
+    assert not worker.is_alive()
+    after = jobs_client.get(f"/v1/jobs/{job_id}").json()
+    assert after["status"] == "cancelled" and after["finished_at"] is not None
+    # at most the chunk being predicted when the cancel came was lost; nothing written after
+    assert 0 < after["rows_done"] < 3000 and after["rows_done"] % 16 == 0
+    assert after["rows_done"] <= r.json()["rows_done"] + 16 * 3
+    assert jobs_client.get(f"/v1/jobs/{job_id}/results").status_code == 409
+    assert jobs_client.delete(f"/v1/jobs/{job_id}").status_code == 409
+
+
+@pytest.mark.parametrize(
+    "request_kwargs, status, says",
+    [
+        ({"json": {"model": "solubility", "smiles": ["CCO", "C"], "ids": ["a"]}}, 422, "ids has 1"),
+        ({"json": {"model": "nope", "smiles": ["CCO"]}}, 404, "unknown model"),
+        ({"json": {"model": "solubility", "smiles": []}}, 422, "at least 1"),
+        ({"json": {"model": "solubility", "smiles": ["C"] * 5001}}, 413, "5000 rows per job"),
+        ({"content": b'{"model": "solubility", "smiles": [NaN]}',
+          "headers": {"content-type": "application/json"}}, 422, "malformed JSON"),
+        ({"content": b"smiles=CCO", "headers": {"content-type": "text/plain"}}, 415, "multipart"),
+        ({"files": {"file": ("x.csv", b"name,smi\na,CCO\n")}, "data": {"model": "solubility"}},
+         422, "['smiles'] not found in the upload 'x.csv'"),
+        ({"files": {"file": ("x.csv", b"smiles\nCCO\n")},
+          "data": {"model": "solubility", "id_column": "name"}}, 422, "['name'] not found"),
+        ({"files": {"file": ("x.csv", b"smiles,a\nCCO\nC,1,2\n")}, "data": {"model": "solubility"}},
+         422, "line 2: 1 fields but the header has 2"),
+        ({"files": {"file": ("x.csv", b"smiles\n")}, "data": {"model": "solubility"}},
+         422, "no rows"),
+        ({"data": {"model": "solubility"}, "files": {"other": ("x.csv", b"smiles\nC\n")}},
+         422, "no file upload"),
+        ({"files": {"file": ("x.csv", b"smiles,y\nC,1\n")},
+          "data": {"model": "solubility", "kind": "finetune", "name": "../evil",
+                   "target_column": "y"}}, 422, "is not allowed"),
+        ({"files": {"file": ("x.csv", b"smiles,y\nC,1\n")},
+          "data": {"model": "solubility", "kind": "finetune", "name": "bbb",
+                   "target_column": "y"}}, 409, "exists"),
+        ({"files": {"file": ("x.csv", b"smiles,y\nC,1\n")},
+          "data": {"model": "solubility", "kind": "finetune", "name": "new"}},
+         422, "target_column"),
+        ({"files": {"file": ("x.csv", b"smiles,y\nC,1\n")},
+          "data": {"model": "solubility", "kind": "finetune", "name": "new",
+                   "target_column": "z"}}, 422, "['z'] not found"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_a_clear_4xx(jobs_client, request_kwargs, status, says):
+    r = jobs_client.post("/v1/jobs", **request_kwargs)
+    assert r.status_code == status, r.text
+    assert says in r.text
+
+
+def test_unknown_job_ids_are_404(jobs_client):
+    for method, path in [
+        ("get", "/v1/jobs/0123"),
+        ("get", "/v1/jobs/0123/results"),
+        ("delete", "/v1/jobs/0123"),
+    ]:
+        r = getattr(jobs_client, method)(path)
+        assert r.status_code == 404 and "no job with id '0123'" in r.json()["detail"]
+    assert jobs_client.get("/v1/jobs/" + "x" * 65).status_code == 422
