@@ -38,6 +38,10 @@
     return config.models.find((m) => m.name === name);
   }
 
+  function smilesColumn() {
+    return $("smiles-column").value.trim() || "smiles";
+  }
+
   function intervalLevel() {
     const v = $("interval").value;
     return v === "none" ? null : Number(v);
@@ -130,13 +134,15 @@
     };
   }
 
-  function rowsFromCsv(text, target) {
+  // a job's results CSV: the input's columns (an upload's own SMILES and ID columns, or
+  // "id" and "smiles" for pasted input), then the predictions, status and error
+  function rowsFromCsv(text, target, columns) {
     const table = parseCsv(text);
     const head = table[0] || [];
     const col = (name) => head.indexOf(name);
     const c = {
-      id: col("id"),
-      smiles: col("smiles"),
+      id: columns.id ? col(columns.id) : -1,
+      smiles: col(columns.smiles),
       value: col(target),
       std: col(`${target}_std`),
       low: col(`${target}_low`),
@@ -264,11 +270,11 @@
       const table = parseCsv(text);
       if (!table.length) throw new Error(`${file.name} is empty`);
       const head = table[0];
-      const smilesColumn = $("smiles-column").value.trim() || "smiles";
+      const smilesName = smilesColumn();
       const idColumn = $("id-column").value.trim();
-      const s = head.indexOf(smilesColumn);
+      const s = head.indexOf(smilesName);
       if (s < 0) {
-        throw new Error(`${file.name}: no column "${smilesColumn}" in the header (columns: ${head.join(", ")})`);
+        throw new Error(`${file.name}: no column "${smilesName}" in the header (columns: ${head.join(", ")})`);
       }
       const k = idColumn ? head.indexOf(idColumn) : -1;
       if (idColumn && k < 0) {
@@ -292,7 +298,7 @@
       if (line.trim() === "") blank += 1;
       else {
         smiles.push(line.trim());
-        ids.push(i + 1); // the line number: rows stay traceable to the paste
+        ids.push(String(i + 1)); // the line number: rows stay traceable to the paste
       }
     });
     if (!smiles.length) throw new Error("paste at least one SMILES or choose a CSV file");
@@ -326,7 +332,7 @@
       const data = new FormData();
       data.append("file", input.file, input.file.name);
       data.append("model", model.name);
-      data.append("smiles_column", $("smiles-column").value.trim() || "smiles");
+      data.append("smiles_column", smilesColumn());
       if ($("id-column").value.trim()) data.append("id_column", $("id-column").value.trim());
       if (level !== null) data.append("interval", String(level));
       response = await fetch("/v1/jobs", { method: "POST", headers: headers(), body: data });
@@ -347,7 +353,14 @@
     $("job-cancel").hidden = false;
     $("job-title").textContent = `Job ${job.id}`;
     message(`Job ${job.id} submitted (${job.rows_total} rows).`, "");
-    await followJob(job, model, input.note);
+    if (input.file && level === null) {
+      // the job form cannot say "no interval": the service's default level applies
+      input.note = `${input.note} The job API's upload form has no "none" interval: the default interval is included.`.trim();
+    }
+    const columns = input.file
+      ? { smiles: smilesColumn(), id: $("id-column").value.trim() }
+      : { smiles: "smiles", id: "id" };
+    await followJob(job, model, input.note, columns);
   }
 
   function showProgress(job) {
@@ -361,7 +374,7 @@
 
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-  async function followJob(job, model, note) {
+  async function followJob(job, model, note, columns) {
     showProgress(job);
     while (job.status === "queued" || job.status === "running") {
       await sleep(config.pollMs);
@@ -378,7 +391,7 @@
     const response = await fetch(`/v1/jobs/${encodeURIComponent(job.id)}/results`, { headers: headers() });
     if (!response.ok) throw new Error(await errorText(response));
     state.csv = await response.text();
-    const rows = rowsFromCsv(state.csv, model.target);
+    const rows = rowsFromCsv(state.csv, model.target, columns);
     const shown = rows.slice(0, config.tableRows);
     const more = rows.length > shown.length ? `The table shows the first ${shown.length}; the CSV has all of them.` : "";
     showResults(shown, rows.length, model, [note, more].filter(Boolean).join(" "));

@@ -21,6 +21,8 @@ from tests.api.conftest import model_dir, uvicorn_server  # noqa: F401  (shared 
 
 CHROMIUM = Path(os.environ.get("MOLPROP_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("MOLPROP_TEST_CHROMEDRIVER", "/usr/bin/chromedriver"))
+#: rows a job worker predicts and commits at a time (the progress bar moves per chunk)
+JOB_CHUNK_ROWS = 250
 #: as root in a container: no sandbox; no network of its own (updates, sync, QUIC)
 CHROMIUM_FLAGS = [
     "--headless=new",
@@ -98,10 +100,15 @@ def web_server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[str]:
     """A real uvicorn process with the tiny models, jobs stored under a fresh data directory;
-    inputs over 20 rows become jobs."""
+    inputs over 20 rows become jobs, predicted ``JOB_CHUNK_ROWS`` rows at a time."""
     require_browser()
     root = tmp_path_factory.mktemp("web")
     with uvicorn_server(
-        model_dir, root / "server.log", data_dir=str(root / "data"), web_job_rows="20"
+        model_dir,
+        root / "server.log",
+        data_dir=str(root / "data"),
+        job_chunk_rows=str(JOB_CHUNK_ROWS),
+        web_job_rows="20",
+        web_poll_ms="100",
     ) as base:
         yield base
