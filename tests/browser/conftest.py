@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,7 +33,6 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
-    "--window-size=1400,1000",
 ]
 
 
@@ -67,16 +65,26 @@ def download_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def browser(download_dir: Path) -> Iterator[object]:
+def browser(download_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """One headless Chromium (fresh profile) for the session; downloads go to ``download_dir``."""
     require_browser()
+    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"), download_dir)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def start_chromium(profile: Path, download_dir: Path, window: tuple[int, int] = (1400, 1000)):
+    """A headless Chromium under Selenium with its profile in the (empty) folder ``profile``;
+    downloads go to ``download_dir`` (also used by ``scripts/web_screenshot.py``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    profile = tempfile.mkdtemp(prefix="molprop-chromium-")
-    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={profile}"]:
+    size = f"--window-size={window[0]},{window[1]}"
+    for flag in [*CHROMIUM_FLAGS, size, f"--user-data-dir={profile}"]:
         options.add_argument(flag)
     options.add_experimental_option(
         "prefs",
@@ -88,10 +96,7 @@ def browser(download_dir: Path) -> Iterator[object]:
     )
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
+    return driver
 
 
 @pytest.fixture(scope="session")
