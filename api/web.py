@@ -72,9 +72,9 @@ def card_html(markdown: str) -> Markup:
     return Markup(_MARKDOWN.render(markdown))
 
 
-@functools.lru_cache(maxsize=4096)
-def _drawing(smiles: str, max_length: int) -> str:
-    return molecule_svg(smiles, max_length=max_length)
+@functools.lru_cache(maxsize=512)  # at most ~100 kB each (MOLPROP_MAX_HEAVY_ATOMS = 200)
+def _drawing(smiles: str, max_length: int, max_heavy_atoms: int) -> str:
+    return molecule_svg(smiles, max_length=max_length, max_heavy_atoms=max_heavy_atoms)
 
 
 def web_router(web: WebSettings | None = None) -> APIRouter:
@@ -117,6 +117,7 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
 
     @router.get(
         "/web/molecule.svg",
+        include_in_schema=False,  # a helper of the page, not part of the /v1 API
         response_class=Response,
         responses={
             200: {"content": {"image/svg+xml": {}}, "description": "the molecule drawn"},
@@ -127,11 +128,12 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
         smiles: Annotated[str, Query(min_length=1, description="one SMILES")],
         settings: Annotated[Settings, Depends(get_settings)],
     ) -> Response:
-        """An RDKit 2D drawing of ``smiles`` (SVG); 422 with the reason when it does not parse
-        or is longer than ``MOLPROP_MAX_SMILES_LENGTH``."""
+        """An RDKit 2D drawing of ``smiles`` (SVG); 422 with the reason when it does not parse,
+        is longer than ``MOLPROP_MAX_SMILES_LENGTH`` or has more than
+        ``MOLPROP_MAX_HEAVY_ATOMS`` heavy atoms."""
         headers = {"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"}
         try:
-            svg = _drawing(smiles, settings.max_smiles_length)
+            svg = _drawing(smiles, settings.max_smiles_length, settings.max_heavy_atoms)
         except InvalidInputError as exc:
             return Response(str(exc), 422, headers, media_type="text/plain")
         headers["Cache-Control"] = "max-age=86400"

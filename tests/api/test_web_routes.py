@@ -8,7 +8,11 @@ import re
 import xml.etree.ElementTree as ET
 
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from api.main import create_app
+from api.settings import Settings
 from api.web import STATIC_FILES, card_html
 
 
@@ -70,3 +74,22 @@ def test_molecule_drawing_is_svg_and_bad_smiles_get_the_reason(client: TestClien
     long = client.get("/web/molecule.svg", params={"smiles": "C" * 121})  # fixture limit: 120
     assert long.status_code == 422 and "too long" in long.text
     assert client.get("/web/molecule.svg").status_code == 422  # no SMILES at all
+
+
+@given(smiles=st.text(min_size=1, max_size=60))
+@settings(max_examples=80, deadline=None, derandomize=True, database=None)
+def test_molecule_drawing_never_fails_with_a_5xx(client: TestClient, smiles: str) -> None:
+    response = client.get("/web/molecule.svg", params={"smiles": smiles})
+    assert response.status_code in (200, 422), (smiles, response.status_code, response.text)
+    if response.status_code == 200:
+        assert response.headers["content-type"] == "image/svg+xml"
+
+
+def test_page_asks_for_the_key_when_the_service_has_one(model_dir, tmp_path) -> None:
+    keyed = Settings(model_dir=model_dir, api_key="s3cret", data_dir=tmp_path, job_workers=0)
+    with TestClient(create_app(keyed)) as c:
+        page = c.get("/")  # the page, its files and the drawings need no key
+        assert page.status_code == 200 and _config(page.text)["needsKey"] is True
+        assert c.get("/static/web.js").status_code == 200
+        assert c.get("/web/molecule.svg", params={"smiles": "CCO"}).status_code == 200
+        assert c.get("/v1/models").status_code == 401  # the API the page calls does

@@ -39,3 +39,9 @@ def test_bad_smiles_raise_invalid_input(bad: str) -> None:
 def test_length_limit_is_the_parsers() -> None:
     with pytest.raises(InvalidInputError, match="too long"):
         molecule_svg("C" * 30, max_length=20)
+
+
+def test_heavy_atom_limit_bounds_the_drawing() -> None:
+    assert molecule_svg("C" * 20, max_heavy_atoms=20)
+    with pytest.raises(InvalidInputError, match="21 heavy atoms"):
+        molecule_svg("C" * 21, max_heavy_atoms=20)
