@@ -226,3 +226,23 @@ def test_a_large_upload_becomes_a_job_with_progress_and_downloads_every_row(
     failed = out.index[out["status"] != "ok"].tolist()
     assert failed == sorted(BAD_ROWS)
     assert (out.loc[failed, "status"] == "invalid_input").all()
+
+
+def test_a_long_paste_becomes_a_json_job_with_line_numbers_as_ids(browser, web_server: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    frame = pd.read_csv(DATA / "delaney_chemprop.csv.gz", dtype=str).head(30)
+    lines = frame["smiles"].tolist()
+    lines[7] = "not a smiles"
+    lines.insert(12, "")  # a blank line: skipped, the ids stay the line numbers
+    _open(browser, web_server, "solubility")
+    _paste(browser, lines)  # 30 SMILES > the fixture's MOLPROP_WEB_JOB_ROWS=20
+    browser.find_element(By.ID, "predict").click()
+    _wait(browser, lambda d: d.find_element(By.ID, "job").is_displayed(), 30, "the job panel")
+    _wait(browser, lambda d: "done:" in d.find_element(By.ID, "message").text, 120, "the job")
+    rows = _rows(browser)
+    want_ids = [str(i + 1) for i, line in enumerate(lines) if line]
+    assert [r["id"] for r in rows] == want_ids
+    assert [r["smiles"] for r in rows] == [line for line in lines if line]
+    assert [r["index"] for r in rows if r["status"] != "ok"] == [7]
+    assert "1 blank line(s) skipped" in browser.find_element(By.ID, "results-summary").text
