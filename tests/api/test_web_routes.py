@@ -93,3 +93,10 @@ def test_page_asks_for_the_key_when_the_service_has_one(model_dir, tmp_path) -> 
         assert c.get("/static/web.js").status_code == 200
         assert c.get("/web/molecule.svg", params={"smiles": "CCO"}).status_code == 200
         assert c.get("/v1/models").status_code == 401  # the API the page calls does
+
+
+def test_page_before_the_models_are_loaded_says_so(model_dir, tmp_path) -> None:
+    app = create_app(Settings(model_dir=model_dir, data_dir=tmp_path, job_workers=0))
+    page = TestClient(app).get("/")  # no lifespan run: the models are not loaded yet
+    assert page.status_code == 503
+    assert "still loading" in page.text and 'id="predict-form"' not in page.text
