@@ -20,6 +20,7 @@ serve: install
 	MOLPROP_MODEL_DIR=$${MOLPROP_MODEL_DIR:-pretrained} $(VENV)/bin/uvicorn api.main:app --host 127.0.0.1 --port $(PORT)
 
 test: install
+	-@bash scripts/install-system-deps.sh --check
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 lint: install

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # System (Debian) packages the test suite needs beyond pip; called by .ci/run before
 # `make test`. Idempotent: installs only the packages that are missing (nothing to do, no
-# apt-get at all). As root, or through sudo.
+# apt-get at all). As root, or through sudo. `--check`: only report what is missing (exit 1).
 set -euo pipefail
 
 packages=(
@@ -9,6 +9,9 @@ packages=(
   # (/usr/bin/chromium, /usr/bin/chromedriver; Selenium drives them, nothing is downloaded)
   chromium
   chromium-driver
+  # the job tests (tests/api/jobs): a throw-away PostgreSQL server (initdb / pg_ctl from
+  # /usr/lib/postgresql/<version>/bin, run as the package's postgres user when root)
+  postgresql
 )
 
 missing=()
@@ -21,6 +24,11 @@ done
 if ((${#missing[@]} == 0)); then
   echo "install-system-deps: all present (${packages[*]})"
   exit 0
+fi
+if [ "${1:-}" = "--check" ]; then  # `make test`: say what is missing, install nothing
+  echo "install-system-deps: missing Debian packages: ${missing[*]}; tests that need them" \
+    "will fail. Install them with: sudo scripts/install-system-deps.sh" >&2
+  exit 1
 fi
 if ! command -v apt-get >/dev/null; then
   echo "install-system-deps: no apt-get here; install ${missing[*]} with your package manager" >&2
