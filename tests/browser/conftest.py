@@ -94,6 +94,8 @@ def start_chromium(profile: Path, download_dir: Path, window: tuple[int, int] = 
             "safebrowsing.enabled": False,
         },
     )
+    # every request the page makes and its console messages, for the tests to read
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     driver.set_page_load_timeout(60)
     return driver

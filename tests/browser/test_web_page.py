@@ -5,6 +5,7 @@ and downloads with every row, in order, ids intact."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -104,6 +105,25 @@ def test_pasted_smiles_give_one_row_each_with_the_predictors_values(
     cards = browser.find_elements(By.CSS_SELECTOR, "article.card")
     shown = [c.get_attribute("data-model") for c in cards if c.is_displayed()]
     assert shown == ["solubility"]
+
+
+def test_the_page_loads_nothing_from_outside_and_logs_no_error(browser, web_server: str) -> None:
+    browser.get_log("performance")  # drop what earlier tests left
+    browser.get_log("browser")
+    _open(browser, web_server, "solubility")
+    _paste(browser, PASTE)
+    _submit(browser)
+    _wait(browser, lambda d: all(r["drawn"] for r in _rows(d)), 30, "the drawings")
+    urls = []
+    for entry in browser.get_log("performance"):
+        event = json.loads(entry["message"])["message"]
+        if event["method"] == "Network.requestWillBeSent":
+            urls.append(event["params"]["request"]["url"])
+    assert any(u.endswith("/v1/predict") for u in urls) and any("/static/web.js" in u for u in urls)
+    outside = [u for u in urls if not u.startswith(f"{web_server}/")]
+    assert outside == []
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
 
 
 def test_sorting_by_value_puts_failed_rows_last_both_ways(browser, web_server: str) -> None:
