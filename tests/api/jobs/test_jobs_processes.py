@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,26 @@ def submit_named(client, model: str, smiles: list[str]) -> str:
     r = client.post("/v1/jobs", json={"model": model, "smiles": smiles})
     assert r.status_code == 202, r.text
     return r.json()["id"]
+
+
+def test_sigterm_puts_the_job_back_in_the_queue(jobs_client, db_url, model_dir, tmp_path):
+    smiles = hiv_smiles(1500)
+    job_id = submit(jobs_client, smiles)
+    env = worker_env(model_dir, db_url, tmp_path / "data")
+    proc = start_worker(env, tmp_path / "w.log")
+    try:
+        wait_for(
+            lambda: jobs_client.get(f"/v1/jobs/{job_id}").json()["rows_done"] >= 16,
+            120,
+            "the worker's first chunk",
+            step=0.05,
+        )
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        stop(proc)
+    back = jobs_client.get(f"/v1/jobs/{job_id}").json()
+    assert back["status"] == "queued" and 16 <= back["rows_done"] < 1500, back
+    assert run_worker(db_url, model_dir, tmp_path) == 1
+    rows = pd.read_csv(io.StringIO(jobs_client.get(f"/v1/jobs/{job_id}/results").text), dtype=str)
+    assert rows["smiles"].tolist() == smiles
