@@ -49,7 +49,10 @@ jobs_router = APIRouter(
     prefix="/v1",
     tags=["jobs"],
     dependencies=[Depends(require_api_key)],
-    responses={401: {"model": ErrorBody}},
+    responses={
+        401: {"model": ErrorBody},
+        503: {"model": ErrorBody, "description": "models still loading / job database not open"},
+    },
 )
 
 

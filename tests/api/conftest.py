@@ -108,6 +108,7 @@ def uvicorn_server(model_dir: Path, log_path: Path, **env: str) -> Iterator[str]
         **os.environ,
         "MOLPROP_MODEL_DIR": str(model_dir),
         "MOLPROP_DATA_DIR": str(log_path.parent / "data"),
+        "MOLPROP_JOB_WORKERS": "1",
         "OMP_NUM_THREADS": "1",
         **{f"MOLPROP_{k.upper()}": v for k, v in env.items()},
     }
