@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,7 @@ def predict_stream(
     progress: bool = True,
     prefetch: int = 2,
     interval: float | str | None = DEFAULT_LEVEL,
+    low_columns: Sequence[str] | None = None,
 ) -> StreamSummary:
     """Predict every row of ``input_path`` into ``output_path`` (CSV), chunk by chunk.
 
@@ -66,9 +68,12 @@ def predict_stream(
     ensembles, ``status``, ``error``, ...). Featurisation of up to ``prefetch`` chunks runs
     ahead in the workers while the model predicts the current chunk. ``interval``: level of
     the calibrated ``<target>_low`` / ``<target>_high`` columns (None: none; see
-    :meth:`~molprop.inference.Predictor.predict`).
+    :meth:`~molprop.inference.Predictor.predict`). ``low_columns``: input columns with the
+    measured low-fidelity labels a transfer model trained on them needs (it refuses without).
     """
     interval = predictor.interval_level(interval)  # checked before any output is written
+    if predictor.low_columns and not low_columns:
+        predictor.with_low([], None)  # refuses, before any output is written
     output_path = Path(output_path)
     done, header = prepare_output(output_path, resume)
     if done:
@@ -93,7 +98,12 @@ def predict_stream(
         nonlocal header, written
         items = chunk.with_failures([item for f in futures for item in f.result()])
         out = predictor.predict_frame(
-            chunk.frame, smiles_column, batch_size, items=items, interval=interval
+            chunk.frame,
+            smiles_column,
+            batch_size,
+            items=items,
+            interval=interval,
+            low_columns=low_columns,
         )
         header = append_checked(output_path, out, header)
         written += len(out)
