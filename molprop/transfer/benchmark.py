@@ -94,21 +94,18 @@ def linear_map_of_prediction(
 
 
 def crossfit_predictions(
-    request: BenchmarkRequest, pre_dir: Path, split_dir: Path, out: Path, seed: int
-) -> tuple[CrossFit, np.ndarray, dict]:
-    """The seed's fold models (trained once, reused by each strategy) and their out-of-fold
-    predictions of the training molecules."""
+    crossfit: CrossFit, pre_dir: Path, split_dir: Path, seed: int
+) -> tuple[np.ndarray, dict]:
+    """Out-of-fold predictions of train.csv's molecules from ``crossfit``'s fold models
+    (trained on first use, then reused: by each strategy of the seed, which fine-tune with the
+    same seed) and the cross-fitting report."""
     from molprop.artifact.store import load_config
 
-    crossfit = CrossFit(
-        split_dir / "pretrain.csv", out, request.crossfit_folds, request.pretrain_holdout
-    )
     pre = load_config(pre_dir)
     train = pd.read_csv(split_dir / "train.csv")
     featurizer = build_featurizer(pre.featurizer)
     graphs = [featurizer.from_smiles(s) for s in train["smiles"]]
-    pred, report = out_of_fold_predictions(crossfit, pre, train["smiles"].tolist(), graphs, seed)
-    return crossfit, pred, report
+    return out_of_fold_predictions(crossfit, pre, train["smiles"].tolist(), graphs, seed)
 
 
 def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> dict:
@@ -194,13 +191,19 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
             )
             if request.crossfit_folds:
                 t = time.perf_counter()
-                crossfit, oof, report = crossfit_predictions(
-                    request, pre_dir, split_dir, out / mode / "crossfit", seed
+                crossfit = CrossFit(
+                    split_dir / "pretrain.csv",
+                    out / mode / "crossfit",
+                    request.crossfit_folds,
+                    request.pretrain_holdout,
                 )
+                oof, report = crossfit_predictions(crossfit, pre_dir, split_dir, seed)
                 lin_map = linear_map_of_prediction(pre_dir, split_dir, high, oof)
                 seconds = time.perf_counter() - t
                 rows.append(_record("linear-map", mode, seed, lin_map, seconds))
-                log.info("seed %d: %d fold models in %.0f s (%s)", seed, len(oof), seconds, report)
+                log.info(
+                    "seed %d: %d fold models in %.0f s (%s)", seed, crossfit.folds, seconds, report
+                )
         for strategy in request.strategies:
             t = time.perf_counter()
             result = run_finetune(

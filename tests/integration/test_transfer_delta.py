@@ -26,7 +26,6 @@ from molprop.data.batch import collate_graphs
 from molprop.inference.predictor import Predictor
 from molprop.models.model import MolPropModel
 from molprop.transfer.crossfit import molecule_keys
-from molprop.transfer.datasets import g4mp2_ip_frame
 from tests.api.conftest import uvicorn_server
 
 TINY = ["--hidden-dim", "16", "--heads", "2", "--layers", "MSP", "--num-seeds", "4"]
@@ -52,15 +51,11 @@ def _finetune(split, pre, out, strategy: str, mode: str, *extra: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, data_dir):
+def runs(tmp_path_factory, g4mp2_csv):
     root = tmp_path_factory.mktemp("delta")
-    raw = pd.read_csv(data_dir / "multifidelity" / "g4mp2_ip_3405.csv.gz")
-    raw.sample(200, random_state=1).to_csv(root / "raw.csv", index=False)
-    frame, _ = g4mp2_ip_frame(root / "raw.csv")
-    frame.to_csv(root / "g4.csv", index=False)
-    split, pre = _split_pretrain(root / "g4.csv", root, "transductive")
+    split, pre = _split_pretrain(g4mp2_csv, root, "transductive")
     _finetune(split, pre, root / "models" / "ip_delta", "delta", "transductive")
-    isplit, ipre = _split_pretrain(root / "g4.csv", root, "inductive")
+    isplit, ipre = _split_pretrain(g4mp2_csv, root, "inductive")
     cross = ["--cross-fit", "2", "--pretrain-data", str(isplit / "pretrain.csv")]
     _finetune(isplit, ipre, root / "la_ind", "label-augment", "inductive", *cross)
     return root
