@@ -118,6 +118,8 @@ def test_prediction_without_low_labels_refuses_and_bad_ones_are_per_row(runs, tm
 def test_service_takes_a_low_field_per_row(runs, tmp_path):
     model = runs / "models" / "ip_delta"
     write_card(model, title="Δ IP (test)", data_source="G4MP2", licence="MIT", intended_use="tests")
+    card = (model / "card.md").read_text()
+    assert "**measured** low-fidelity labels (`ip_b3lyp`)" in card and "Δ-learning" in card
     test = pd.read_csv(runs / "transductive" / "split" / "test.csv").head(3)
     smiles, low = test["smiles"].tolist(), test["ip_b3lyp"].tolist()
     expected = Predictor.from_pretrained(model).predict(smiles, low=low, interval=None)
