@@ -27,6 +27,7 @@ from api.schemas import (
     PredictResponse,
 )
 from api.settings import Settings
+from molprop.artifact.augment import parse_low_rows
 from molprop.artifact.calibration import NOT_CALIBRATED
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.inference import RowPrediction
@@ -180,6 +181,26 @@ def build_results(
     return results
 
 
+def screen_low(body: PredictRequest, model: ServedModel, rejected: dict[int, str]) -> list | None:
+    """The measured low-fidelity labels of the rows not ``rejected`` (a transfer model trained
+    on them; None for other models). Rows with a missing or non-numeric value join
+    ``rejected`` (the reason names the row); no ``low`` field at all: 422."""
+    columns = model.predictor.low_columns
+    if not columns:
+        return None
+    if body.low is None:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"model {model.name!r} was trained on measured low-fidelity labels {columns}: "
+            "give one per SMILES in 'low'",
+        )
+    values, errors = parse_low_rows(body.low, len(body.smiles), columns)
+    for i, reason in enumerate(errors):
+        if reason and i not in rejected:
+            rejected[i] = reason
+    return [values[i] for i in range(len(body.smiles)) if i not in rejected]
+
+
 def screen_rows(
     smiles: list[str], model: ServedModel, settings: Settings
 ) -> tuple[dict[int, str], int]:
@@ -277,6 +298,7 @@ async def predict(
             f"its molecules); the limit is {settings.max_request_tokens} "
             "(MOLPROP_MAX_REQUEST_TOKENS): split the request",
         )
+    low = screen_low(body, model, rejected)
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
     if batch:
@@ -290,6 +312,7 @@ async def predict(
                 max_smiles_length=settings.max_smiles_length,
                 should_stop=job.should_stop,
                 interval=level,
+                low=low,
             )
 
         frame = await run_or_refuse(lane, work, job, request, settings)

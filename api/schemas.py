@@ -26,11 +26,20 @@ class PredictRequest(BaseModel):
         "models with a calibration; null: none)",
         examples=[0.9],
     )
+    low: list[float | str | None] | None = Field(
+        None,
+        description="one measured low-fidelity label per SMILES, for transfer models trained "
+        "on measured labels (their card says so; they refuse requests without it); a missing "
+        "or non-numeric value makes that row invalid_input. Other models ignore it",
+        examples=[[8.91, 8.52]],
+    )
 
     @model_validator(mode="after")
     def _ids_match(self) -> PredictRequest:
         if self.ids is not None and len(self.ids) != len(self.smiles):
             raise ValueError(f"ids has {len(self.ids)} entries but smiles has {len(self.smiles)}")
+        if self.low is not None and len(self.low) != len(self.smiles):
+            raise ValueError(f"low has {len(self.low)} entries but smiles has {len(self.smiles)}")
         return self
 
 

@@ -3,8 +3,10 @@
 A fine-tuned artifact with ``config.augment`` holds a copy of the pretrained (low-fidelity)
 artifact in the sub-directory ``augment.source``; its predictions (``label``) or graph
 embeddings (``embed``), standardised with the training-split statistics stored in
-``config.augment``, are appended to the pooled embedding before the head. Prediction always
-uses the pretrained model's output, never a measured label.
+``config.augment``, are appended to the pooled embedding before the head (and/or mapped by the
+model's linear skip). An artifact trained on measured low-fidelity labels
+(``augment.input == "measured"``, transductive) predicts only with measured labels given per
+row (:func:`parse_low_rows`); one trained on predictions makes them from the pretrained copy.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import numpy as np
 
 from molprop.artifact.config import ArtifactConfig, Augmentation
 from molprop.artifact.store import load_config, load_members
-from molprop.errors import ConfigError
+from molprop.errors import ConfigError, InvalidInputError
 from molprop.graph import MolGraph
+from molprop.io.table import parse_target
 from molprop.models.predict import forward_members, predict_targets
 
 log = logging.getLogger(__name__)
@@ -32,12 +35,57 @@ def standardise(augment: Augmentation, raw: np.ndarray) -> np.ndarray:
     return (raw - np.asarray(augment.mean)) / np.asarray(augment.std)
 
 
-def fit_augmentation(kind: str, raw_train: np.ndarray) -> Augmentation:
-    """Standardisation statistics of the training split's (n, A) raw inputs."""
+def fit_augmentation(
+    kind: str, raw_train: np.ndarray, low_columns: Sequence[str] | None = None
+) -> Augmentation:
+    """Standardisation statistics of the training split's (n, A) raw inputs; ``low_columns``
+    given: the inputs are those measured labels (prediction will need them)."""
     mean = raw_train.mean(axis=0)
     std = raw_train.std(axis=0)
     std = np.where(std > 1e-8, std, 1.0)
-    return Augmentation(kind, PRETRAINED_SUBDIR, tuple(map(float, mean)), tuple(map(float, std)))  # type: ignore[arg-type]
+    source = "measured" if low_columns else "predicted"
+    return Augmentation(
+        kind,  # type: ignore[arg-type]
+        PRETRAINED_SUBDIR,
+        tuple(map(float, mean)),
+        tuple(map(float, std)),
+        source,  # type: ignore[arg-type]
+        tuple(low_columns or ()),
+    )
+
+
+class MissingLowLabels(ConfigError):
+    """A model trained on measured low-fidelity labels was asked to predict without them."""
+
+
+def parse_low_rows(low: object, n: int, columns: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Per-row measured low-fidelity labels -> ((n, T) floats, per-row error or "").
+
+    ``low``: a sequence of n values (a number or text for one column, or a sequence of T
+    values), or an (n, T) array. A missing, non-numeric or non-finite value makes that row's
+    error, naming the row and the column; other rows are unaffected."""
+    names = list(columns)
+    values = np.full((n, len(names)), np.nan)
+    errors = [""] * n
+    rows = list(np.asarray(low, dtype=object)) if isinstance(low, np.ndarray) else list(low)  # type: ignore[call-overload]
+    if len(rows) != n:
+        raise ConfigError(f"got {len(rows)} low-fidelity values for {n} rows")
+    for i, row in enumerate(rows):
+        items = list(row) if isinstance(row, (list, tuple, np.ndarray)) else [row]
+        if len(items) != len(names):
+            errors[i] = f"row {i}: needs {len(names)} low-fidelity value(s) {names}, got {items}"
+            continue
+        for j, (name, value) in enumerate(zip(names, items, strict=True)):
+            try:
+                v = parse_target(value, name)
+            except InvalidInputError:
+                errors[i] = f"row {i}: low-fidelity label {name!r} value {value!r} is not a number"
+                break
+            if not np.isfinite(v):
+                errors[i] = f"row {i}: low-fidelity label {name!r} is missing ({value!r})"
+                break
+            values[i, j] = v
+    return values, errors
 
 
 class PretrainedSource:
@@ -106,9 +154,28 @@ class Augmenter:
         self.augment = config.augment
         self._source: PretrainedSource | None = None
 
-    def features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
+    @property
+    def low_columns(self) -> list[str]:
+        """The measured low-fidelity labels prediction needs (empty: none)."""
+        aug = self.augment
+        return list(aug.low_columns) if aug is not None and aug.needs_measured else []
+
+    def features(
+        self, graphs: Sequence[MolGraph], low: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """(n, A) standardised inputs. ``low`` (n, T_low) finite measured labels: required by
+        an artifact trained on them (:class:`MissingLowLabels` without), ignored otherwise."""
         if self.augment is None:
             return None
+        if self.augment.needs_measured:
+            if low is None:
+                raise MissingLowLabels(
+                    f"model {self.directory} was trained on measured low-fidelity labels "
+                    f"{self.low_columns}: give them per row (molprop predict --low-column, "
+                    "Predictor.predict(..., low=...), the API's 'low' field)"
+                )
+            measured = np.asarray(low, dtype=np.float64).reshape(len(graphs), -1)
+            return standardise(self.augment, measured)
         if self._source is None:
             self._source = PretrainedSource(self.directory / self.augment.source)
         return standardise(self.augment, raw_features(self.augment.kind, self._source, graphs))

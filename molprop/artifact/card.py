@@ -315,7 +315,15 @@ def provenance_lines(config: ArtifactConfig, root: Path | None) -> list[str]:
             f"(strategy `{prov.strategy or '?'}`, mode `{prov.mode or '?'}`, head "
             f"{head[prov.fresh_head]})."
         )
-    if aug is not None:
+    if aug is not None and aug.needs_measured:
+        cols = ", ".join(f"`{c}`" for c in aug.low_columns)
+        lines.append(
+            f"Trained on **measured** low-fidelity labels ({cols}) as an extra input: prediction "
+            "needs them for every row (`molprop predict --low-column`, "
+            "`Predictor.predict(..., low=...)`, the API's `low` field) and refuses without "
+            "them; a missing or non-numeric value makes that row `invalid_input`."
+        )
+    elif aug is not None:
         what = "prediction (label)" if aug.kind == "label" else "graph embedding"
         lines.append(
             f"{'Label' if aug.kind == 'label' else 'Embedding'}-augmented: the pretrained "
@@ -323,6 +331,16 @@ def provenance_lines(config: ArtifactConfig, root: Path | None) -> list[str]:
             "statistics, is appended to the pooled embedding before the head. The pretrained "
             f"model ships inside this artifact (`{aug.source}/`) and always computes these "
             "inputs, never a measured label."
+        )
+    if config.model.extra_skip:
+        lines.append(
+            "A linear skip adds `w·x + b` of the low-fidelity input to the output, fitted by "
+            "least squares on the training split"
+            + (
+                " and kept fixed: the network predicts the residual (Δ-learning)."
+                if not config.model.extra_to_head
+                else "; the model started at that linear fit and trained from there."
+            )
         )
     return lines
 

@@ -21,29 +21,59 @@ from molprop.models.config import ModelConfig, TaskConfig, TrainConfig, from_dic
 SCHEMA_VERSION = 1
 
 AugmentKind = Literal["label", "embed"]
+#: what a label-augmented model takes as its low-fidelity input ``x`` when it predicts
+AugmentInput = Literal["predicted", "measured"]
+AUGMENT_INPUTS = ("predicted", "measured")
 
 
 @dataclass(frozen=True)
 class Augmentation:
     """How a fine-tuned model's extra per-graph inputs are made (``molprop.artifact.augment``):
     ``kind`` label|embed, the sub-directory holding the pretrained artifact that makes them, and
-    the (A,) standardisation statistics fitted on the training split."""
+    the (A,) standardisation statistics fitted on the training split.
+
+    ``input`` (label kind): ``predicted`` -- ``x`` is the pretrained model's prediction, made
+    from the stored copy (inductive models, and every artifact written before this field);
+    ``measured`` -- the model was trained on measured low-fidelity labels ``low_columns``
+    (transductive) and prediction needs them per row (``Predictor.predict(..., low=...)``,
+    ``molprop predict --low-column``, the API's ``low`` field); it refuses without them."""
 
     kind: AugmentKind
     source: str
     mean: tuple[float, ...]
     std: tuple[float, ...]
+    input: AugmentInput = "predicted"
+    low_columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in ("label", "embed"):
             raise ConfigError(f"unknown augmentation kind {self.kind!r}")
+        if self.input not in AUGMENT_INPUTS:
+            raise ConfigError(f"augmentation input must be one of {AUGMENT_INPUTS}")
+        if self.input == "measured" and (self.kind != "label" or not self.low_columns):
+            raise ConfigError("measured augmentation inputs need kind 'label' and low_columns")
+
+    @property
+    def needs_measured(self) -> bool:
+        """True when prediction needs measured low-fidelity labels (``low_columns``)."""
+        return self.input == "measured"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.input == "predicted":  # the layout of artifacts written before these fields
+            del out["input"], out["low_columns"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Augmentation:
-        return cls(str(data["kind"]), str(data["source"]), tuple(data["mean"]), tuple(data["std"]))  # type: ignore[arg-type]
+        return cls(
+            str(data["kind"]),  # type: ignore[arg-type]
+            str(data["source"]),
+            tuple(data["mean"]),
+            tuple(data["std"]),
+            str(data.get("input", "predicted")),  # type: ignore[arg-type]
+            tuple(str(c) for c in data.get("low_columns", ())),
+        )
 
 
 @dataclass(frozen=True)

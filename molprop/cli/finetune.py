@@ -29,15 +29,47 @@ def add_parser(sub, name: str) -> None:
         "--strategy",
         dest="transfer_strategy",
         default="full",
-        choices=["full", "freeze-encoder", "label-augment", "embed-augment"],
-        help="fine-tuning strategy (default: full)",
+        choices=["full", "freeze-encoder", "label-augment", "embed-augment", "delta"],
+        help="fine-tuning strategy (default: full); delta: learn the residual of a linear "
+        "fit of the low label",
     )
     p.add_argument(
         "--mode",
         choices=["transductive", "inductive"],
         default="transductive",
-        help="label-augment: measured low labels (transductive) or the pretrained "
-        "model's predictions (inductive)",
+        help="label-augment / delta: measured low labels (transductive; the model then "
+        "needs them to predict) or the pretrained model's predictions (inductive)",
+    )
+    p.add_argument(
+        "--cross-fit",
+        type=int,
+        default=0,
+        metavar="K",
+        help="inductive label-augment / delta: the training inputs are out-of-fold "
+        "predictions of K models pretrained without each fold (needs --pretrain-data)",
+    )
+    p.add_argument(
+        "--pretrain-data",
+        default=None,
+        help="the low-fidelity table the pretrained model was trained on (--cross-fit)",
+    )
+    p.add_argument(
+        "--pretrain-holdout",
+        type=float,
+        default=0.1,
+        help="early-stopping fraction of the fold models' pretraining (--cross-fit)",
+    )
+    p.add_argument(
+        "--keep-head",
+        action="store_true",
+        help="reuse the pretrained head (same number of targets; no augmentation)",
+    )
+    p.add_argument(
+        "--unfreeze-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="train N epochs with the encoder frozen, then unfreeze it",
     )
     p.add_argument(
         "--low-columns",
@@ -61,6 +93,21 @@ def run(args: argparse.Namespace) -> int:
     cfg = train_config(args)
     if "strategy" in cfg.__dataclass_fields__:
         cfg = replace(cfg, strategy="auto")
+    crossfit = None
+    if args.cross_fit:
+        from pathlib import Path
+
+        from molprop.transfer.crossfit import CrossFit
+
+        if args.pretrain_data is None:
+            raise ConfigError("--cross-fit needs --pretrain-data (the pretraining table)")
+        crossfit = CrossFit(
+            args.pretrain_data,
+            Path(args.out) / "crossfit",
+            args.cross_fit,
+            args.pretrain_holdout,
+            args.smiles_column,
+        )
     request = FinetuneRequest(
         pretrained=args.pretrained,
         data=args.data,
@@ -81,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
         invalid=args.invalid,
         name=args.name,
         progress=not args.no_progress,
+        crossfit=crossfit,
+        keep_head=args.keep_head,
+        unfreeze_after=args.unfreeze_after,
     )
     result = run_finetune(request)
     if result.written:  # data parallel: the ranks > 0 wrote nothing and stay quiet

@@ -66,6 +66,15 @@ def add_parser(sub, name: str) -> None:
         "<target>_high (default 0.9; 0 or none: no interval). Regression models with a "
         "calibration only; see the model card",
     )
+    p.add_argument(
+        "--low-column",
+        nargs="+",
+        default=None,
+        metavar="COL",
+        help="input column(s) with the measured low-fidelity label(s), one per label the "
+        "model was trained on (transfer models trained on measured labels need them; a "
+        "missing or non-numeric value makes that row invalid_input)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("several processes / machines (Lightning)")
     g.add_argument(
@@ -120,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             )
     predictor = Predictor.from_pretrained(args.model)
     predictor.interval_level(args.interval)  # a level the calibration cannot serve: stop now
+    if predictor.low_columns and not args.low_column:
+        predictor.with_low([], None)  # trained on measured low labels: refuse with the reason
     # a 3D model reads a structure file's own coordinates; SMILES inputs (and SDF for a 2D
     # model, as SMILES + properties) are streamed
     structure_file = predictor.reads_structures and is_structure_path(args.input)
@@ -155,8 +166,11 @@ def _predict(
 ) -> tuple[dict, int | None]:
     """Predict ``args.input`` into ``staged`` -> (status counts, rows); rows None on the
     ranks other than 0 of a distributed run."""
+    from molprop.errors import ConfigError
     from molprop.inference.streaming import predict_stream
 
+    if args.low_column and (distributed or structure_file):
+        raise ConfigError("--low-column works with single-process table prediction")
     if distributed:
         from molprop.inference.distributed import predict_distributed
 
@@ -196,5 +210,6 @@ def _predict(
         resume=args.resume,
         progress=progress,
         interval=args.interval,
+        low_columns=args.low_column,
     )
     return summary.status, summary.rows_total

@@ -24,7 +24,7 @@ def add_parser(sub, name: str) -> None:
         help="high-fidelity molecule counts",
     )
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    p.add_argument("--strategies", nargs="+", default=None, help="default: all four")
+    p.add_argument("--strategies", nargs="+", default=None, help="default: all five")
     p.add_argument("--modes", nargs="+", default=["transductive", "inductive"])
     p.add_argument("--units", default="", help="unit of the labels (for the table)")
     add_model_args(p)
@@ -42,6 +42,26 @@ def add_parser(sub, name: str) -> None:
         default=None,
         help="weight averaging of pretraining and fine-tuning (default: molprop "
         "train's; 0: off, as in the results measured before it existed)",
+    )
+    g.add_argument(
+        "--cross-fit",
+        type=int,
+        default=3,
+        metavar="K",
+        help="inductive label-augment / delta: out-of-fold training inputs from K fold "
+        "models per seed (default 3; 0: the full model's in-sample predictions)",
+    )
+    g.add_argument(
+        "--keep-head",
+        action="store_true",
+        help="full / freeze-encoder: reuse the pretrained head (one target each side)",
+    )
+    g.add_argument(
+        "--unfreeze-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="every strategy but freeze-encoder: encoder frozen for the first N epochs",
     )
     p.add_argument("--out", required=True)
     p.set_defaults(func=run)
@@ -80,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         finetune=finetune,
         pretrain_holdout=args.pretrain_holdout,
         units=args.units,
+        crossfit_folds=args.cross_fit,
+        keep_head=args.keep_head,
+        unfreeze_after=args.unfreeze_after,
     )
     table = run_benchmark(request)
     print(table.to_string(index=False))

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem
 
-from molprop.artifact.augment import Augmenter
+from molprop.artifact.augment import Augmenter, parse_low_rows
 from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
@@ -98,14 +98,17 @@ class Predictor:
         *,
         interval: float | str | None = None,
         calibrated: bool = True,
+        low: object | None = None,
     ) -> pd.DataFrame:
         """Predictions for already-featurised rows (an Exception marks a failed row).
+        ``low``: per-row measured low-fidelity labels (see :meth:`predict`).
         ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU).
         ``should_stop``: asked before every batch (see :meth:`predict`). ``interval``: level of
         the ``<target>_low`` / ``_high`` columns (default none here: the rows' domain is
         unknown, so the std bins and the pooled bin serve; :meth:`predict` knows it).
         ``calibrated=False``: the ensemble's raw mean probabilities (calibration fitting)."""
         level = self.interval_level(interval)
+        items, measured = self.with_low(items, low)
         n = len(items)
         names = self.target_names
         values = np.full((n, len(names)), np.nan)
@@ -125,7 +128,7 @@ class Predictor:
                     self.members,
                     graphs,
                     self.config.task,
-                    self.augment_features(graphs),
+                    self.augment_features(graphs, None if measured is None else measured[ok]),
                     batch_size=batch_size,
                     device=device,
                     should_stop=should_stop,
@@ -167,10 +170,41 @@ class Predictor:
             note_uncalibrated(self.directory, self.task_type)
         add_intervals(out, self.calibration, self.target_names, level, in_domain)
 
-    def augment_features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None:
+    def augment_features(
+        self, graphs: Sequence[MolGraph], low: np.ndarray | None = None
+    ) -> np.ndarray | None:
         """Extra per-graph inputs of a label/embed-augmented fine-tuned model (made by the
-        pretrained artifact stored inside it), or None for ordinary models."""
-        return self._augmenter.features(graphs)
+        pretrained artifact stored inside it, or from ``low``, the (n, T_low) measured
+        low-fidelity labels a model trained on them needs), or None for ordinary models."""
+        return self._augmenter.features(graphs, low)
+
+    @property
+    def low_columns(self) -> list[str]:
+        """Measured low-fidelity labels this model needs per row (empty for most models)."""
+        return self._augmenter.low_columns
+
+    def with_low(
+        self, items: Sequence[MolGraph | Exception], low: object | None
+    ) -> tuple[list[MolGraph | Exception], np.ndarray | None]:
+        """Rows whose measured low-fidelity label is missing or not a number become
+        ``invalid_input`` (the error names the row); -> (items, (n, T_low) labels or None).
+        A model that needs no measured labels ignores ``low``; one that needs them refuses
+        without (:class:`~molprop.artifact.augment.MissingLowLabels`)."""
+        items = list(items)
+        columns = self.low_columns
+        if not columns:
+            if low is not None:
+                log.warning(
+                    "%s takes no measured low-fidelity labels: 'low' ignored", self.directory
+                )
+            return items, None
+        if low is None:
+            self._augmenter.features([], None)  # raises MissingLowLabels with the explanation
+        values, errors = parse_low_rows(low, len(items), columns)
+        for i, reason in enumerate(errors):
+            if reason and not isinstance(items[i], Exception):
+                items[i] = InvalidInputError(reason)
+        return items, values
 
     def predict(
         self,
@@ -181,6 +215,7 @@ class Predictor:
         max_smiles_length: int | None = None,
         should_stop: Callable[[], bool] | None = None,
         interval: float | str | None = DEFAULT_LEVEL,
+        low: object | None = None,
     ) -> pd.DataFrame:
         """SMILES -> DataFrame with ``smiles``, one column per target, ``<target>_std`` for
         ensembles, ``status`` and ``error``, ``in_domain``, and for a calibrated regression model
@@ -194,9 +229,15 @@ class Predictor:
         ``max_smiles_length`` replaces ``chem.smiles.MAX_SMILES_LENGTH`` for this call;
         ``should_stop`` is asked before every row is featurised and before every batch, and
         when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
+
+        ``low``: one measured low-fidelity label per row (a number, or a sequence for several
+        :attr:`low_columns`), required by a transfer model trained on measured labels (it
+        refuses without them); a missing or non-numeric value is that row's ``invalid_input``.
         """
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         level = self.interval_level(interval)
+        if self.low_columns and low is None:
+            self.with_low([], None)  # refuse before featurising
         length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
 
         def featurize_one(smi: str) -> MolGraph:
@@ -215,7 +256,9 @@ class Predictor:
         limit = nullcontext() if max_smiles_length is None else smiles_length_limit(length)
         with limit:
             items = featurize_rows(smiles, featurize_one)
-            out = self.predict_graphs(items, batch_size=batch_size, should_stop=should_stop)
+            out = self.predict_graphs(
+                items, batch_size=batch_size, should_stop=should_stop, low=low
+            )
             out.insert(0, "smiles", smiles)
             self._add_domain(out, smiles)
             self._add_intervals(out, level)
@@ -304,14 +347,24 @@ class Predictor:
         items: Sequence[MolGraph | Exception] | None = None,
         device=None,
         interval: float | str | None = DEFAULT_LEVEL,
+        low_columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Input columns followed by prediction columns (clashing names are overwritten).
         ``items``: the rows already featurised (e.g. by worker processes), one per row.
-        ``interval``: see :meth:`predict`."""
+        ``interval``: see :meth:`predict`. ``low_columns``: the frame's columns holding the
+        measured low-fidelity labels (one per :attr:`low_columns` of the model)."""
         level = self.interval_level(interval)
+        low = None
+        if low_columns:
+            missing = [c for c in low_columns if c not in frame.columns]
+            if missing:
+                raise DataError(f"low-fidelity column(s) {missing} not in the input")
+            low = frame[list(low_columns)].to_numpy(dtype=object)
+        if self.low_columns and low is None:
+            self.with_low([], None)  # refuse before featurising
         if items is None:
             items = self.featurize(frame[smiles_column].tolist())
-        preds = self.predict_graphs(items, batch_size, device=device)
+        preds = self.predict_graphs(items, batch_size, device=device, low=low)
         out = frame.reset_index(drop=True).copy()
         for col in preds.columns:
             out[col] = preds[col].values

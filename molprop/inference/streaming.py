@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +62,14 @@ def predict_chunks(
     num_workers: int = 0,
     prefetch: int = 2,
     interval: float | None = DEFAULT_LEVEL,
+    low_columns: Sequence[str] | None = None,
 ) -> tuple[int, Counter[str]]:
     """The loop under :func:`predict_stream` and the service's jobs (``molprop.jobs``): each
     chunk of ``chunks`` is featurised (up to ``prefetch`` chunks ahead, in ``num_workers``
     processes), predicted and handed to ``write`` with its output rows (input columns, then
     the predictor's), in input order; ``write`` may raise to stop (the pool is shut down).
-    ``interval``: a level already checked by ``predictor.interval_level``.
+    ``interval``: a level already checked by ``predictor.interval_level``. ``low_columns``:
+    input columns with the measured low-fidelity labels a transfer model trained on them needs.
     -> (rows written, status counts)."""
     status: Counter[str] = Counter()
     written = 0
@@ -78,7 +80,12 @@ def predict_chunks(
         nonlocal written
         items = chunk.with_failures([item for f in futures for item in f.result()])
         out = predictor.predict_frame(
-            chunk.frame, smiles_column, batch_size, items=items, interval=interval
+            chunk.frame,
+            smiles_column,
+            batch_size,
+            items=items,
+            interval=interval,
+            low_columns=low_columns,
         )
         write(chunk, out)
         written += len(out)
@@ -109,6 +116,7 @@ def predict_stream(
     progress: bool = True,
     prefetch: int = 2,
     interval: float | str | None = DEFAULT_LEVEL,
+    low_columns: Sequence[str] | None = None,
 ) -> StreamSummary:
     """Predict every row of ``input_path`` into ``output_path`` (CSV), chunk by chunk.
 
@@ -116,9 +124,12 @@ def predict_stream(
     ensembles, ``status``, ``error``, ...). Featurisation of up to ``prefetch`` chunks runs
     ahead in the workers while the model predicts the current chunk. ``interval``: level of
     the calibrated ``<target>_low`` / ``<target>_high`` columns (None: none; see
-    :meth:`~molprop.inference.Predictor.predict`).
+    :meth:`~molprop.inference.Predictor.predict`). ``low_columns``: input columns with the
+    measured low-fidelity labels a transfer model trained on them needs (it refuses without).
     """
     interval = predictor.interval_level(interval)  # checked before any output is written
+    if predictor.low_columns and not low_columns:
+        predictor.with_low([], None)  # refuses, before any output is written
     output_path = Path(output_path)
     done, header = prepare_output(output_path, resume)
     if done:
@@ -151,6 +162,7 @@ def predict_stream(
             num_workers=num_workers,
             prefetch=prefetch,
             interval=interval,
+            low_columns=low_columns,
         )
     finally:
         bar.close()

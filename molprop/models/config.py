@@ -83,7 +83,11 @@ class ModelConfig:
     learnable Gaussians of the 3D edge length (cut off at ``rbf_cutoff`` Å) to the edge features
     (see ``molprop.nn.distance_basis``); ``size_linear`` adds the counts / SUM_SCALE to the size
     path (configs written before this option existed load with it off, so their weights keep
-    their meaning).
+    their meaning). ``extra_to_head`` (default on) appends the extra inputs to the head's input;
+    ``extra_skip`` adds a linear map of them to the output (``y = head(emb [⊕ x]) + W·x + b``,
+    the ``skip`` layer: label augmentation with a linear skip, and Δ-learning where the head
+    sees no extra inputs and the frozen skip holds the linear fit); both absent in older
+    configs, which therefore load unchanged.
 
     The task type is not an architecture setting: it lives in :class:`TaskConfig` (only the
     loss and the output transform use it). ``config.json`` files written before issue 16 carry a
@@ -112,9 +116,13 @@ class ModelConfig:
     learnable_rbf: int = 0
     rbf_cutoff: float = 5.0
     size_linear: bool = True
+    extra_to_head: bool = True
+    extra_skip: bool = False
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
+        if self.extra_skip and not self.n_extra:
+            raise ConfigError("extra_skip (a linear map of the extra inputs) needs n_extra > 0")
         check_choice("token kind (model)", self.token_kind, TOKEN_KINDS)
         _ = self.block  # BlockConfig checks heads, MLP kind and dropouts
         if self.hidden_dim % self.heads:
@@ -133,7 +141,11 @@ class ModelConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        for key, default in (("extra_to_head", True), ("extra_skip", False)):
+            if out[key] == default:  # written only when set: the earlier layout otherwise
+                del out[key]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:

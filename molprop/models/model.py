@@ -16,8 +16,10 @@ class MolPropModel(nn.Module):
     """ESA (edge tokens) or NSA (node tokens) property model, composed of a
     :class:`SetEncoder`, an :class:`AttentionReadout` and a :class:`PredictionHead`; build one
     from a :class:`ModelConfig` with :meth:`from_config` (the usual way; ``config`` then holds it,
-    else None). The head's input beyond the readout's embedding (``n_extra``) takes per-graph
-    extra features (``batch.extra``: label / embedding augmentation).
+    else None). Per-graph extra features (``batch.extra``, ``n_extra`` of them: label /
+    embedding augmentation) are appended to the head's input (when the head is wider than the
+    readout's embedding) and/or mapped linearly onto the output by ``skip`` (an
+    ``nn.Linear(n_extra, n_tasks)``, or None).
 
     Shapes: ``forward(batch)`` -> (B, n_tasks) standardised values or logits;
     ``embed(batch)`` -> (B, embedding_dim) graph embedding before the head.
@@ -25,7 +27,13 @@ class MolPropModel(nn.Module):
 
     config: ModelConfig | None
 
-    def __init__(self, encoder: SetEncoder, readout: AttentionReadout, head: PredictionHead):
+    def __init__(
+        self,
+        encoder: SetEncoder,
+        readout: AttentionReadout,
+        head: PredictionHead,
+        skip: nn.Linear | None = None,
+    ):
         super().__init__()
         if encoder.dim != readout.dim:
             raise ValueError(f"encoder width {encoder.dim} != readout width {readout.dim}")
@@ -34,6 +42,9 @@ class MolPropModel(nn.Module):
         self.encoder = encoder
         self.readout = readout
         self.head = head
+        if skip is not None and skip.out_features != head.n_tasks:
+            raise ValueError(f"skip maps to {skip.out_features} outputs, head {head.n_tasks}")
+        self.skip = skip
         self.config = None
 
     @classmethod
@@ -60,10 +71,12 @@ class MolPropModel(nn.Module):
             size_path=config.size_path,
             size_linear=config.size_linear,
         )
+        head_extra = config.n_extra if config.extra_to_head else 0
         head = PredictionHead(
-            readout.out_dim + config.n_extra, config.head_hidden, config.n_tasks, config.dropout
+            readout.out_dim + head_extra, config.head_hidden, config.n_tasks, config.dropout
         )
-        model = cls(encoder, readout, head)
+        skip = nn.Linear(config.n_extra, config.n_tasks) if config.extra_skip else None
+        model = cls(encoder, readout, head, skip)
         model.config = config
         return model
 
@@ -73,7 +86,9 @@ class MolPropModel(nn.Module):
 
     @property
     def n_extra(self) -> int:
-        """Per-graph extra features the head takes after the embedding."""
+        """Per-graph extra features the model takes (head input and/or skip)."""
+        if self.skip is not None:
+            return self.skip.in_features
         return self.head.in_dim - self.readout.out_dim
 
     @property
@@ -86,8 +101,12 @@ class MolPropModel(nn.Module):
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
         emb = self.embed(batch)
-        if self.n_extra:
-            if batch.extra is None or batch.extra.shape[-1] != self.n_extra:
-                raise ValueError(f"model expects {self.n_extra} extra features per graph")
-            emb = torch.cat([emb, batch.extra.to(emb.dtype)], dim=-1)
-        return self.head(emb)
+        if not self.n_extra:
+            return self.head(emb)
+        if batch.extra is None or batch.extra.shape[-1] != self.n_extra:
+            raise ValueError(f"model expects {self.n_extra} extra features per graph")
+        extra = batch.extra.to(emb.dtype)
+        if self.head.in_dim > self.readout.out_dim:
+            emb = torch.cat([emb, extra], dim=-1)
+        out = self.head(emb)
+        return out if self.skip is None else out + self.skip(extra)

@@ -46,21 +46,29 @@ REPORT_LEVELS = (0.8, 0.9, 0.95)
 class LabelledSet:
     """Molecules with labels: featurised ``items`` (a graph, or the Exception of a failed
     row), their ``smiles`` (for the applicability domain; None for structures without one) and
-    ``targets`` (n, T), NaN for a missing label."""
+    ``targets`` (n, T), NaN for a missing label; ``low`` (n, T_low): the measured
+    low-fidelity labels a transfer model trained on them predicts from (else None)."""
 
     items: Sequence[MolGraph | Exception]
     smiles: Sequence[str] | None
     targets: np.ndarray
+    low: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.items)
 
 
-def table_set(table: MoleculeTable, idx: Sequence[int] | np.ndarray) -> LabelledSet:
-    """The rows ``idx`` of a featurised table (graphs, SMILES, targets)."""
+def table_set(
+    table: MoleculeTable, idx: Sequence[int] | np.ndarray, low: np.ndarray | None = None
+) -> LabelledSet:
+    """The rows ``idx`` of a featurised table (graphs, SMILES, targets; ``low``: the table's
+    (n, T_low) measured low-fidelity labels, or None)."""
     idx = np.asarray(idx, dtype=np.int64)
     return LabelledSet(
-        [table.graphs[i] for i in idx], [table.smiles[i] for i in idx], table.targets[idx]
+        [table.graphs[i] for i in idx],
+        [table.smiles[i] for i in idx],
+        table.targets[idx],
+        None if low is None else np.asarray(low)[idx],
     )
 
 
@@ -77,7 +85,7 @@ class RawPredictions:
 
 def raw_predictions(predictor: Predictor, data: LabelledSet) -> RawPredictions:
     """The predictor's uncalibrated ensemble mean, std and ``in_domain`` of ``data``."""
-    frame = predictor.predict_graphs(list(data.items), calibrated=False)
+    frame = predictor.predict_graphs(list(data.items), calibrated=False, low=data.low)
     names = predictor.target_names
     mean = frame[names].to_numpy(dtype=np.float64)
     std_cols = [f"{n}_std" for n in names]

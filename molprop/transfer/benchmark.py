@@ -1,6 +1,10 @@
 """``molprop transfer-benchmark``: high-fidelity-only vs. each fine-tuning strategy in both
 modes, plus a linear correction of the measured low label (fitted on the high-fidelity training
-set: the honest transductive bar), over several seeds.
+set: the honest transductive bar) and, inductive, a linear map of the pretrained model's
+prediction (the inductive bar, fitted on the training split's out-of-fold predictions when
+cross-fitting, ``linear-map``, and on its in-sample predictions, ``linear-map-insample``), over
+several seeds. Inductive ``label-augment`` / ``delta`` train on out-of-fold predictions
+(``crossfit_folds`` K fold models per seed, shared by both strategies; 0: in-sample).
 
 Per seed: one fidelity split per mode (the high-fidelity partition is shared), one pretrained
 model per mode, one fine-tune per strategy, one high-only model. Writes ``results.csv`` (one row
@@ -20,10 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from molprop.featurize import build_featurizer
 from molprop.io.table import read_table
 from molprop.models.config import TrainConfig
 from molprop.training.metrics import regression_metrics
 from molprop.training.train import TrainRequest, TrainResult, run_train
+from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.fidelity_split import MODES, build_fidelity_split
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import run_pretrain
@@ -51,6 +57,9 @@ class BenchmarkRequest:
     pretrain_holdout: float = 0.1
     units: str = ""
     progress: bool = False
+    crossfit_folds: int = 3
+    keep_head: bool = False
+    unfreeze_after: int = 0
 
 
 def linear_correction(split_dir: Path, low: str, high: str) -> dict[str, float]:
@@ -60,6 +69,43 @@ def linear_correction(split_dir: Path, low: str, high: str) -> dict[str, float]:
     a, b = np.polyfit(train[low].to_numpy(float), train[high].to_numpy(float), 1)
     pred = a * test[low].to_numpy(float) + b
     return {**regression_metrics(test[high].to_numpy(float), pred), "slope": a, "intercept": b}
+
+
+def linear_map_of_prediction(
+    pre_dir: Path, split_dir: Path, high: str, train_pred: np.ndarray | None = None
+) -> dict[str, float]:
+    """high ≈ a·pred + b with ``pred`` the pretrained model's prediction: fitted on train.csv
+    (``train_pred``, e.g. out-of-fold, or the full model's in-sample predictions), applied to
+    the full model's predictions of test.csv (the inductive bar: no measured low label)."""
+    from molprop.artifact.augment import PretrainedSource
+
+    source = PretrainedSource(pre_dir)
+    featurizer = build_featurizer(source.config.featurizer)
+
+    def predict(frame: pd.DataFrame) -> np.ndarray:
+        return source.low_predictions([featurizer.from_smiles(s) for s in frame["smiles"]])[:, 0]
+
+    train = pd.read_csv(split_dir / "train.csv")
+    test = pd.read_csv(split_dir / "test.csv")
+    x = predict(train) if train_pred is None else np.asarray(train_pred)[:, 0]
+    a, b = np.polyfit(x, train[high].to_numpy(float), 1)
+    pred = a * predict(test) + b
+    return {**regression_metrics(test[high].to_numpy(float), pred), "slope": a, "intercept": b}
+
+
+def crossfit_predictions(
+    crossfit: CrossFit, pre_dir: Path, split_dir: Path, seed: int
+) -> tuple[np.ndarray, dict]:
+    """Out-of-fold predictions of train.csv's molecules from ``crossfit``'s fold models
+    (trained on first use, then reused: by each strategy of the seed, which fine-tune with the
+    same seed) and the cross-fitting report."""
+    from molprop.artifact.store import load_config
+
+    pre = load_config(pre_dir)
+    train = pd.read_csv(split_dir / "train.csv")
+    featurizer = build_featurizer(pre.featurizer)
+    graphs = [featurizer.from_smiles(s) for s in train["smiles"]]
+    return out_of_fold_predictions(crossfit, pre, train["smiles"].tolist(), graphs, seed)
 
 
 def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> dict:
@@ -131,6 +177,33 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
             request.pretrain_holdout,
         )
         log.info("seed %d %s: pretrained in %.0f s", seed, mode, time.perf_counter() - t)
+        crossfit = None
+        if mode == "inductive":
+            t = time.perf_counter()
+            rows.append(
+                _record(
+                    "linear-map-insample",
+                    mode,
+                    seed,
+                    linear_map_of_prediction(pre_dir, split_dir, high),
+                    time.perf_counter() - t,
+                )
+            )
+            if request.crossfit_folds:
+                t = time.perf_counter()
+                crossfit = CrossFit(
+                    split_dir / "pretrain.csv",
+                    out / mode / "crossfit",
+                    request.crossfit_folds,
+                    request.pretrain_holdout,
+                )
+                oof, report = crossfit_predictions(crossfit, pre_dir, split_dir, seed)
+                lin_map = linear_map_of_prediction(pre_dir, split_dir, high, oof)
+                seconds = time.perf_counter() - t
+                rows.append(_record("linear-map", mode, seed, lin_map, seconds))
+                log.info(
+                    "seed %d: %d fold models in %.0f s (%s)", seed, crossfit.folds, seconds, report
+                )
         for strategy in request.strategies:
             t = time.perf_counter()
             result = run_finetune(
@@ -146,6 +219,9 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                     low_columns=[low],
                     train=replace(request.finetune, seed=seed),
                     progress=request.progress,
+                    crossfit=crossfit if strategy in ("label-augment", "delta") else None,
+                    keep_head=request.keep_head and strategy in ("full", "freeze-encoder"),
+                    unfreeze_after=0 if strategy == "freeze-encoder" else request.unfreeze_after,
                 )
             )
             rows.append(
@@ -232,6 +308,9 @@ def run_benchmark(request: BenchmarkRequest) -> pd.DataFrame:
                 "pretrain": request.pretrain.to_dict(),
                 "finetune": request.finetune.to_dict(),
                 "pretrain_holdout": request.pretrain_holdout,
+                "crossfit_folds": request.crossfit_folds,
+                "keep_head": request.keep_head,
+                "unfreeze_after": request.unfreeze_after,
             },
             indent=2,
         )

@@ -19,7 +19,7 @@ import json
 import logging
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,17 @@ from molprop.training.train import (
     model_targets,
     split_table,
 )
+from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.strategies import (
     AUGMENT_KIND,
     check_strategy,
     finetune_model_config,
     freeze_encoder,
     init_from_pretrained,
+    init_linear_skip,
+    linear_fit,
     needs_fresh_head,
+    unfreeze_encoder,
 )
 
 log = logging.getLogger(__name__)
@@ -63,7 +67,12 @@ MODES = ("transductive", "inductive")
 @dataclass
 class FinetuneRequest:
     """Everything ``molprop finetune`` needs. ``low_columns`` (default: the pretrained model's
-    targets) are read only for ``label-augment`` in transductive mode."""
+    targets) are read only for ``label-augment`` / ``delta`` in transductive mode (the
+    artifact then needs them to predict). ``crossfit`` (inductive label strategies): the
+    training split's inputs are out-of-fold predictions (:mod:`molprop.transfer.crossfit`).
+    ``keep_head``: load the pretrained head too (same number of targets and task type, no
+    augmentation). ``unfreeze_after`` N > 0: the encoder is frozen for the first N epochs,
+    then everything trains for the remaining ``train.epochs - N``."""
 
     pretrained: str | Path
     data: str | Path | pd.DataFrame
@@ -84,6 +93,9 @@ class FinetuneRequest:
     invalid: str = "skip"
     name: str = ""
     progress: bool = True
+    crossfit: CrossFit | None = None
+    keep_head: bool = False
+    unfreeze_after: int = 0
 
     @property
     def split_spec(self) -> SplitSpec:
@@ -146,10 +158,15 @@ def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
             "val": train.subset(split.val),
             "test": train.subset(split.test),
         }
-    use_measured = request.strategy == "label-augment" and request.mode == "transductive"
+    use_measured = uses_measured(request)
     low_cols = request.low_columns or list(pre.task.target_names)
     low = {k: measured_low(t, low_cols) if use_measured else None for k, t in parts.items()}
     return FinetuneData(parts, low)
+
+
+def uses_measured(request: FinetuneRequest) -> bool:
+    """True when the model is trained on (and will predict from) measured low labels."""
+    return AUGMENT_KIND.get(request.strategy) == "label" and request.mode == "transductive"
 
 
 def copy_pretrained(src: Path, dest: Path) -> None:
@@ -159,18 +176,56 @@ def copy_pretrained(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("logs", "*.csv", "metrics.json"))
 
 
+@dataclass
+class AugmentationInputs:
+    """Per part: the standardised (n, n_extra) inputs (None without augmentation) and what
+    they are (for ``metrics.json``); the artifact's :class:`Augmentation` (statistics of
+    train); the cross-fitting report (empty without)."""
+
+    extra: dict[str, np.ndarray | None]
+    augment: Augmentation | None
+    used: dict[str, str]
+    crossfit: dict[str, Any] = field(default_factory=dict)
+
+
+def _describe(kind: str, low: np.ndarray | None, columns: list[str], in_sample: bool) -> str:
+    if kind == "embed":
+        return "pretrained model's graph embedding"
+    if low is None:
+        return "pretrained model's prediction" + (
+            " (in-sample: it was pretrained on these molecules)" if in_sample else ""
+        )
+    missing = int((~np.isfinite(low)).sum())
+    text = f"measured {', '.join(columns)}"
+    return text + (f" ({missing} missing: pretrained prediction)" if missing else "")
+
+
 def augmentation_inputs(
     request: FinetuneRequest, pre_dir: Path, data: FinetuneData
-) -> tuple[dict[str, np.ndarray | None], Augmentation | None]:
-    """Per part, the standardised (n, n_extra) inputs appended to the graph embedding (None
-    without augmentation), and their description for the artifact (statistics of train)."""
+) -> AugmentationInputs:
+    """The inputs appended to the graph embedding (and/or mapped by the skip), per part."""
     if request.strategy not in AUGMENT_KIND:
-        return {k: None for k in data.parts}, None
+        return AugmentationInputs({k: None for k in data.parts}, None, {})
     source = PretrainedSource(pre_dir)
     kind = AUGMENT_KIND[request.strategy]
+    columns = request.low_columns or source.target_names
     raw = {k: raw_features(kind, source, t.graphs, data.low[k]) for k, t in data.parts.items()}
-    aug = fit_augmentation(kind, raw["train"])
-    return {k: standardise(aug, v) for k, v in raw.items()}, aug
+    inductive = request.mode == "inductive"
+    used = {
+        k: _describe(kind, data.low[k], columns, inductive and k == "train") for k in data.parts
+    }
+    report: dict[str, Any] = {}
+    if kind == "label" and inductive and request.crossfit is not None:
+        train = data.parts["train"]
+        raw["train"], report = out_of_fold_predictions(
+            request.crossfit, source.config, train.smiles, train.graphs, request.train.seed
+        )
+        used["train"] = f"out-of-fold predictions of {request.crossfit.folds} fold models"
+        log.info("cross-fitted training inputs: %s", report)
+    measured = columns if data.low["train"] is not None else None
+    aug = fit_augmentation(kind, raw["train"], measured)
+    extra = {k: standardise(aug, v) for k, v in raw.items()}
+    return AugmentationInputs(extra, aug, used, report)
 
 
 def write_finetuned(
@@ -202,7 +257,7 @@ def calibrate_finetuned(out: Path, data: FinetuneData, metrics: dict[str, Any]) 
         return
 
     def whole(part: str):
-        return table_set(parts[part], np.arange(len(parts[part])))
+        return table_set(parts[part], np.arange(len(parts[part])), data.low.get(part))
 
     test = whole("test") if len(parts.get("test", [])) else None
     metrics["calibration"] = calibrate_artifact(out, whole("val"), test, strict=False)
@@ -234,6 +289,45 @@ def finetuned_config(
     )
 
 
+def staged_fit(
+    request: FinetuneRequest,
+    make_member,
+    train: GraphDataset,
+    val: GraphDataset | None,
+    out: Path,
+    task_type,
+):
+    """``unfreeze_after`` N: N epochs with the encoder frozen (logs in ``out/stage1``), then
+    the remaining epochs with every weight training, from the stage-1 weights."""
+    cfg = request.train
+    n = request.unfreeze_after
+    if n >= cfg.epochs:
+        raise ConfigError(f"--unfreeze-after {n} must be below --epochs {cfg.epochs}")
+    stage1 = fit_ensemble(
+        make_member,
+        train,
+        val,
+        replace(cfg, epochs=n),
+        out / "stage1",
+        request.progress,
+        task_type=task_type,
+    )
+    log.info("encoder unfrozen after %d epochs", n)
+    fitted = fit_ensemble(
+        lambda m, seed: unfreeze_encoder(stage1.members[m]),
+        train,
+        val,
+        replace(cfg, epochs=cfg.epochs - n),
+        out,
+        request.progress,
+        task_type=task_type,
+    )
+    summaries = [
+        {**s2, "stage1": s1} for s1, s2 in zip(stage1.summaries, fitted.summaries, strict=True)
+    ]
+    return type(fitted)(fitted.members, summaries)
+
+
 def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     """Fine-tune and write the artifact to ``request.out`` (in a data-parallel run, global rank
     0 alone writes files; every rank trains and evaluates)."""
@@ -251,10 +345,18 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     task = make_task(  # the high-fidelity target's own scaler
         data.parts["train"].targets, request.target_columns, request.task_type, request.units
     )
-    extra, aug = augmentation_inputs(request, pre_dir, data)
-    fresh = needs_fresh_head(request.strategy, pre, request.target_columns, request.task_type)
+    inputs = augmentation_inputs(request, pre_dir, data)
+    extra, aug = inputs.extra, inputs.augment
+    fresh = needs_fresh_head(
+        request.strategy, pre, request.target_columns, request.task_type, request.keep_head
+    )
     n_extra = 0 if extra["train"] is None else extra["train"].shape[1]
-    config = finetune_model_config(pre.model, len(request.target_columns), n_extra)
+    config = finetune_model_config(
+        pre.model, len(request.target_columns), n_extra, request.strategy
+    )
+    skip = None
+    if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
+        skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
 
     def dataset(part: str) -> GraphDataset:
         t = data.parts[part]
@@ -263,16 +365,22 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     def make_member(m: int, seed: int) -> MolPropModel:
         src = member_path(pre_dir, m % pre.n_members)
         model = init_from_pretrained(config, load_file(str(src)), str(src), fresh, seed)
-        return freeze_encoder(model) if request.strategy == "freeze-encoder" else model
+        if skip is not None:
+            init_linear_skip(model, *skip, request.strategy)
+        frozen = request.strategy == "freeze-encoder" or request.unfreeze_after > 0
+        return freeze_encoder(model) if frozen else model
 
     log.info(
         "fine-tuning %s (%s, %s, fresh head: %s)", pre_dir, request.strategy, request.mode, fresh
     )
     cfg = request.train
     val = dataset("val") if len(data.parts.get("val", [])) else None
-    fitted = fit_ensemble(
-        make_member, dataset("train"), val, cfg, out, request.progress, task_type=task.task_type
-    )
+    if request.unfreeze_after > 0:
+        fitted = staged_fit(request, make_member, dataset("train"), val, out, task.task_type)
+    else:
+        fitted = fit_ensemble(
+            make_member, dataset("train"), val, cfg, out, request.progress, task_type=task.task_type
+        )
     metrics = {
         k: evaluate_split(fitted.members, t.graphs, t.targets, task, extra[k])
         for k, t in data.parts.items()
@@ -284,6 +392,10 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         "wall_seconds": wall_seconds,
         "sizes": {k: len(t) for k, t in data.parts.items()},
     }
+    if inputs.used:
+        metrics["augmentation_input"] = inputs.used
+    if inputs.crossfit:
+        metrics["crossfit"] = inputs.crossfit
     if writes:
         artifact = finetuned_config(
             request, pre_dir, pre, config, task, aug, fresh, len(fitted.members)

@@ -6,7 +6,15 @@
 - ``label-augment``: the low-fidelity label is appended to the pooled graph embedding before the
   head (``ModelConfig.n_extra``): measured values in transductive mode, the pretrained model's
   predictions in inductive mode (measured labels are then never read).
+  A linear skip maps it onto the output, ``y = head(emb ⊕ x) + w·x + b``: ``w, b`` start at
+  the least-squares fit of the (standardised) high label on ``x`` over the training split and
+  the head's last layer starts at zero, so the model starts at the linear bar and trains from
+  there.
 - ``embed-augment``: the pretrained model's graph embedding is appended.
+- ``delta`` (Δ-learning): the network (encoder + readout from the pretrained model, a fresh
+  head that does not see ``x``) learns the residual ``high − (a·x + b)``; the linear fit of the
+  training split is a frozen skip layer, so it is added back in every prediction. ``x`` as for
+  ``label-augment``.
 
 The head is re-initialised (encoder + readout loaded strictly) whenever its shape or meaning
 changes: new target names, a new task type, or an augmentation strategy. Otherwise the whole
@@ -23,6 +31,7 @@ import types
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -34,8 +43,10 @@ from molprop.models.model import MolPropModel
 
 log = logging.getLogger(__name__)
 
-STRATEGIES = ("full", "freeze-encoder", "label-augment", "embed-augment")
-AUGMENT_KIND = {"label-augment": "label", "embed-augment": "embed"}
+STRATEGIES = ("full", "freeze-encoder", "label-augment", "embed-augment", "delta")
+AUGMENT_KIND = {"label-augment": "label", "embed-augment": "embed", "delta": "label"}
+#: strategies whose model has the linear skip (``ModelConfig.extra_skip``)
+SKIP_STRATEGIES = ("label-augment", "delta")
 LOADED_PARTS = ("encoder", "readout")
 
 
@@ -45,13 +56,82 @@ def check_strategy(strategy: str) -> str:
     return strategy
 
 
-def finetune_model_config(pretrained: ModelConfig, n_tasks: int, n_extra: int) -> ModelConfig:
-    return replace(pretrained, n_tasks=n_tasks, n_extra=n_extra)
+def finetune_model_config(
+    pretrained: ModelConfig, n_tasks: int, n_extra: int, strategy: str = "full"
+) -> ModelConfig:
+    """The fine-tuned model: the pretrained architecture with the new outputs and the
+    strategy's extra inputs (appended to the head; ``delta``: skip only)."""
+    return replace(
+        pretrained,
+        n_tasks=n_tasks,
+        n_extra=n_extra,
+        extra_to_head=strategy != "delta",
+        extra_skip=strategy in SKIP_STRATEGIES and n_extra > 0,
+    )
+
+
+def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares ``y ≈ x @ W.T + b`` per output column over the rows where that column
+    and every ``x`` are finite. x (n, A), y (n, T) -> (W (T, A), b (T,))."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    design = np.hstack([x, np.ones((len(x), 1))])
+    weights = np.zeros((y.shape[1], x.shape[1]))
+    bias = np.zeros(y.shape[1])
+    for t in range(y.shape[1]):
+        ok = np.isfinite(y[:, t]) & np.isfinite(x).all(axis=1)
+        if ok.sum() <= x.shape[1]:
+            raise ConfigError(
+                f"linear fit of target {t} needs more than {x.shape[1]} labelled training "
+                f"rows, got {int(ok.sum())}"
+            )
+        coef, *_ = np.linalg.lstsq(design[ok], y[ok, t], rcond=None)
+        weights[t], bias[t] = coef[:-1], coef[-1]
+    return weights, bias
+
+
+def init_linear_skip(
+    model: MolPropModel, weights: np.ndarray, bias: np.ndarray, strategy: str
+) -> MolPropModel:
+    """Set the skip layer to the linear fit. ``label-augment``: the head's last layer is
+    zeroed (the model starts at the fit) and the skip trains; ``delta``: the skip is frozen
+    (the network learns the residual of the fit)."""
+    if model.skip is None:
+        raise ConfigError(f"strategy {strategy!r} needs a model with a linear skip")
+    with torch.no_grad():
+        model.skip.weight.copy_(torch.as_tensor(weights, dtype=model.skip.weight.dtype))
+        model.skip.bias.copy_(torch.as_tensor(bias, dtype=model.skip.bias.dtype))
+        if strategy == "label-augment":
+            last = model.head.net[-1]
+            last.weight.zero_()
+            last.bias.zero_()
+    if strategy == "delta":
+        model.skip.requires_grad_(False)
+    return model
 
 
 def needs_fresh_head(
-    strategy: str, pretrained: ArtifactConfig, target_names: Sequence[str], task_type: str
+    strategy: str,
+    pretrained: ArtifactConfig,
+    target_names: Sequence[str],
+    task_type: str,
+    keep_head: bool = False,
 ) -> bool:
+    """True when the head is re-initialised. ``keep_head``: reuse the pretrained head under
+    new target names (same number of targets and task type, no augmentation), else
+    :class:`ConfigError`."""
+    if keep_head:
+        if (
+            strategy in AUGMENT_KIND
+            or len(target_names) != len(pretrained.task.target_names)
+            or task_type != pretrained.task.task_type
+        ):
+            raise ConfigError(
+                f"--keep-head needs the pretrained task's shape ({len(pretrained.task.target_names)}"
+                f" {pretrained.task.task_type} target(s)) and a strategy without augmentation; "
+                f"got {len(target_names)} {task_type} target(s), strategy {strategy!r}"
+            )
+        return False
     return (
         strategy in AUGMENT_KIND
         or tuple(target_names) != tuple(pretrained.task.target_names)
@@ -73,7 +153,7 @@ def init_from_pretrained(
     if not fresh_head:
         load_state_strict(model, state, origin)
         return model
-    known = tuple(f"{p}." for p in (*LOADED_PARTS, "head"))
+    known = tuple(f"{p}." for p in (*LOADED_PARTS, "head", "skip"))
     stray = sorted(k for k in state if not k.startswith(known))
     if stray:
         raise ArtifactError(f"weights in {origin} do not match the model: unexpected keys {stray}")
@@ -86,6 +166,14 @@ def init_from_pretrained(
 
 def _train_frozen(self: nn.Module, mode: bool = True) -> nn.Module:
     return nn.Module.train(self, False)
+
+
+def unfreeze_encoder(model: MolPropModel) -> MolPropModel:
+    """Undo :func:`freeze_encoder`: the encoder trains again (gradients, train mode)."""
+    for p in model.encoder.parameters():
+        p.requires_grad_(True)
+    model.encoder.__dict__.pop("train", None)
+    return model
 
 
 def freeze_encoder(model: MolPropModel) -> MolPropModel:

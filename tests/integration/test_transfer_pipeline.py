@@ -15,21 +15,9 @@ from safetensors.torch import load_file
 from molprop.artifact.store import member_path
 from molprop.cli.main import main
 from molprop.inference.predictor import Predictor
-from molprop.transfer.datasets import g4mp2_ip_frame
 
 TINY = ["--hidden-dim", "16", "--heads", "2", "--layers", "MSP", "--num-seeds", "4"]
 FAST = ["--lr", "1e-3", "--no-progress"]
-
-
-@pytest.fixture(scope="module")
-def g4mp2_csv(tmp_path_factory, data_dir):
-    root = tmp_path_factory.mktemp("g4")
-    raw = pd.read_csv(data_dir / "multifidelity" / "g4mp2_ip_3405.csv.gz")
-    raw.sample(200, random_state=0).to_csv(root / "raw.csv", index=False)
-    frame, issues = g4mp2_ip_frame(root / "raw.csv")
-    assert len(frame) == 200 and not issues
-    frame.to_csv(root / "g4mp2_ip.csv", index=False)
-    return root / "g4mp2_ip.csv"
 
 
 @pytest.fixture(scope="module")

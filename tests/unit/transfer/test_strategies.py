@@ -3,17 +3,21 @@ and inductive label augmentation never reads measured low-fidelity labels."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from molprop.data.loader import GraphDataset
-from molprop.errors import ArtifactError
+from molprop.errors import ArtifactError, ConfigError
 from molprop.featurize.graph2d import Graph2DFeaturizer
 from molprop.models.config import ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
+from molprop.training.resume import FINAL_TENSORS
 from molprop.training.train import TrainRequest
 from molprop.transfer.datasets import qm8_e1_frame
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
@@ -167,3 +171,92 @@ def test_inductive_label_augment_never_reads_measured_low_labels(qm8_tiny):
     # positive control: transductive mode does read them, so poisoning changes its result
     trans = _finetune(root, parts, "transductive", "tr_clean", False)
     assert _finetune(root, parts, "transductive", "tr_poison", True) != trans
+
+
+def _tables(root, parts) -> dict:
+    paths = {}
+    for name, part in parts.items():
+        paths[name] = root / f"plain_{name}.csv"
+        part.to_csv(paths[name], index=False)
+    return paths
+
+
+def test_keep_head_reuses_the_pretrained_head_only_when_the_task_matches(qm8_tiny):
+    root, parts = qm8_tiny
+    paths = _tables(root, parts)
+    request = FinetuneRequest(
+        pretrained=root / "pre",
+        data=paths["train"],
+        val_data=paths["val"],
+        test_data=paths["test"],
+        target_columns=["e1_cc2"],  # a new name: the head would be re-initialised
+        out=root / "keep",
+        keep_head=True,
+        train=TrainConfig(epochs=1, lr=1e-3),
+        progress=False,
+    )
+    result = run_finetune(request)
+    assert result.fresh_head is False and result.metrics["training"]["fresh_head"] is False
+    pre = load_file(str(root / "pre" / "members" / "0" / "model.safetensors"))
+    fresh = run_finetune(replace(request, out=root / "nokeep", keep_head=False))
+    assert fresh.fresh_head is True
+    # one epoch from the pretrained head stays closer to it than one from a fresh head
+    kept = load_file(str(root / "keep" / "members" / "0" / "model.safetensors"))
+    new = load_file(str(root / "nokeep" / "members" / "0" / "model.safetensors"))
+    key = next(k for k in pre if k.startswith("head.") and k.endswith("weight"))
+    assert (kept[key] - pre[key]).abs().max() < (new[key] - pre[key]).abs().max()
+    with pytest.raises(ConfigError, match="--keep-head"):
+        run_finetune(replace(request, out=root / "bad", strategy="label-augment"))
+
+
+def test_unfreeze_after_trains_the_frozen_encoder_later(qm8_tiny):
+    root, parts = qm8_tiny
+    paths = _tables(root, parts)
+    out = root / "staged"
+    result = run_finetune(
+        FinetuneRequest(
+            pretrained=root / "pre",
+            data=paths["train"],
+            val_data=paths["val"],
+            test_data=paths["test"],
+            target_columns=["e1_cc2"],
+            out=out,
+            unfreeze_after=1,
+            train=TrainConfig(epochs=3, lr=1e-3),
+            progress=False,
+        )
+    )
+    assert "stage1" in result.metrics["training"]["members"][0]
+    pre = load_file(str(root / "pre" / "members" / "0" / "model.safetensors"))
+    stage1 = load_file(str(out / "stage1" / "logs" / "member_0" / "checkpoint" / FINAL_TENSORS))
+    final = load_file(str(out / "members" / "0" / "model.safetensors"))
+    enc = [k for k in pre if k.startswith("encoder.")]
+    assert all(torch.equal(stage1[k], pre[k]) for k in enc)  # frozen for the first epoch
+    assert any(not torch.equal(final[k], pre[k]) for k in enc)  # then trained
+    with pytest.raises(ConfigError, match="--unfreeze-after 3"):
+        run_finetune(
+            FinetuneRequest(
+                pretrained=root / "pre",
+                data=paths["train"],
+                target_columns=["e1_cc2"],
+                out=root / "bad2",
+                unfreeze_after=3,
+                train=TrainConfig(epochs=3),
+                progress=False,
+            )
+        )
+
+
+def test_benchmark_cli_passes_keep_head_and_unfreeze_after():
+    import argparse
+
+    from molprop.cli import transfer_benchmark
+
+    parser = argparse.ArgumentParser()
+    transfer_benchmark.add_parser(parser.add_subparsers(), "transfer-benchmark")
+    base = ["transfer-benchmark", "--data", "x.csv", "--low-column", "a", "--high-column", "b"]
+    base += ["--high-sizes", "10", "5", "5", "--out", "o"]
+    args = parser.parse_args([*base, "--keep-head", "--unfreeze-after", "4", "--cross-fit", "2"])
+    assert args.keep_head and args.unfreeze_after == 4 and args.cross_fit == 2
+    defaults = parser.parse_args(base)
+    assert not defaults.keep_head and defaults.unfreeze_after == 0 and defaults.cross_fit == 3

@@ -1,0 +1,139 @@
+"""Δ-learning and the linear skip of label augmentation: the model starts at the least-squares
+fit, the Δ skip stays frozen, old configs load without a skip; measured low labels are parsed
+per row; cross-fitting folds group molecules."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from molprop.artifact.augment import parse_low_rows
+from molprop.artifact.config import Augmentation
+from molprop.data.batch import collate_graphs
+from molprop.data.loader import GraphDataset
+from molprop.errors import ConfigError
+from molprop.featurize.graph2d import Graph2DFeaturizer
+from molprop.models.config import ModelConfig, TrainConfig
+from molprop.models.model import MolPropModel
+from molprop.training.fit import fit_member
+from molprop.transfer.crossfit import assign_folds
+from molprop.transfer.strategies import finetune_model_config, init_linear_skip, linear_fit
+
+TINY = dict(hidden_dim=16, heads=2, layers="MSP", num_seeds=4, head_hidden=16)
+
+
+@pytest.fixture(scope="module")
+def esol(esol_frame):
+    feat = Graph2DFeaturizer()
+    sub = esol_frame.iloc[:40]
+    graphs = [feat.from_smiles(s) for s in sub["smiles"]]
+    y = sub["logp"].to_numpy()[:, None]
+    y = (y - y.mean()) / y.std()
+    # a "low-fidelity" input correlated with y, plus noise
+    x = 0.8 * y + 0.3 + np.random.default_rng(0).normal(0, 0.3, y.shape)
+    return graphs, x, y
+
+
+def _config(graphs, strategy: str) -> ModelConfig:
+    g = graphs[0]
+    base = ModelConfig(node_dim=g.x.shape[1], edge_dim=g.edge_attr.shape[1], n_tasks=1, **TINY)
+    return finetune_model_config(base, 1, 1, strategy)
+
+
+def _forward(model: MolPropModel, graphs, x: np.ndarray) -> np.ndarray:
+    model.eval()
+    with torch.no_grad():
+        return model(collate_graphs(graphs, extra=x)).numpy()
+
+
+def test_linear_fit_is_least_squares_and_skips_missing_rows():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(50, 1))
+    y = 2.5 * x + 0.7 + rng.normal(0, 0.01, size=(50, 1))
+    y[3, 0] = np.nan  # a missing label is left out, not fitted as 0
+    w, b = linear_fit(x, y)
+    ok = np.isfinite(y[:, 0])
+    slope, intercept = np.polyfit(x[ok, 0], y[ok, 0], 1)
+    assert w[0, 0] == pytest.approx(slope, rel=1e-9) and b[0] == pytest.approx(intercept)
+    with pytest.raises(ConfigError, match="labelled training rows"):
+        linear_fit(x[:1], y[:1])
+
+
+def test_label_augment_starts_exactly_at_the_linear_fit(esol):
+    graphs, x, y = esol
+    torch.manual_seed(0)
+    model = MolPropModel.from_config(_config(graphs, "label-augment"))
+    assert model.head.in_dim == model.readout.out_dim + 1 and model.skip is not None
+    w, b = linear_fit(x, y)
+    init_linear_skip(model, w, b, "label-augment")
+    pred = _forward(model, graphs, x)
+    np.testing.assert_allclose(pred, x @ w.T + b, atol=1e-5)  # head contributes 0 at start
+    assert model.skip.weight.requires_grad  # the skip trains with the rest
+
+
+def test_delta_skip_stays_frozen_and_the_network_learns_the_residual(esol):
+    graphs, x, y = esol
+    torch.manual_seed(0)
+    model = MolPropModel.from_config(_config(graphs, "delta"))
+    assert model.head.in_dim == model.readout.out_dim  # the network never sees x
+    w, b = linear_fit(x, y)
+    init_linear_skip(model, w, b, "delta")
+    before = _forward(model, graphs, x)
+    fit_member(
+        model,
+        GraphDataset(graphs, y, x),
+        None,
+        TrainConfig(epochs=2, lr=1e-2, batch_size=16),
+        seed=0,
+        progress=False,
+        task_type="regression",
+    )
+    assert torch.equal(model.skip.weight, torch.as_tensor(w, dtype=torch.float32))
+    after = _forward(model, graphs, x)
+    assert not np.allclose(before, after)  # the residual network trained
+    # the fit is added back: moving x by 1 moves every prediction by exactly w
+    np.testing.assert_allclose(_forward(model, graphs, x + 1.0) - after, w[0, 0], atol=1e-5)
+
+
+def test_configs_written_before_the_skip_load_as_before(esol):
+    graphs, _, _ = esol
+    legacy = _config(graphs, "full").to_dict()
+    assert "extra_skip" not in legacy and "extra_to_head" not in legacy  # earlier layout
+    legacy["n_extra"] = 1
+    cfg = ModelConfig.from_dict(legacy)
+    assert cfg.extra_to_head and not cfg.extra_skip
+    model = MolPropModel.from_config(cfg)
+    assert model.skip is None and model.n_extra == 1
+    assert all(not k.startswith("skip.") for k in model.state_dict())
+    old = {"kind": "label", "source": "pretrained", "mean": [1.0], "std": [2.0]}
+    aug = Augmentation.from_dict(old)
+    assert (
+        aug.input == "predicted"
+        and not aug.needs_measured
+        and json.loads(json.dumps(aug.to_dict())) == old
+    )
+    new = Augmentation("label", "pretrained", (1.0,), (2.0,), "measured", ("ip_b3lyp",))
+    assert Augmentation.from_dict(new.to_dict()) == new and new.needs_measured
+
+
+def test_low_labels_are_parsed_per_row_with_the_row_named():
+    values, errors = parse_low_rows([8.1, "abc", None, "nan", " 7.5 ", [1.0, 2.0]], 6, ["ip"])
+    assert errors[0] == "" and errors[4] == ""
+    assert values[0, 0] == 8.1 and values[4, 0] == 7.5
+    assert "row 1" in errors[1] and "'abc' is not a number" in errors[1]
+    assert "row 2" in errors[2] and "missing" in errors[2]
+    assert "row 3" in errors[3] and "missing" in errors[3]
+    assert "row 5" in errors[5] and "needs 1" in errors[5]
+    with pytest.raises(ConfigError, match="3 low-fidelity values for 2 rows"):
+        parse_low_rows([1, 2, 3], 2, ["ip"])
+
+
+def test_cross_fit_folds_keep_duplicates_together_and_are_balanced():
+    keys = [f"K{i}" for i in range(30)] + ["K0", "K1"]
+    fold = assign_folds(keys, 3, seed=0)
+    assert fold[30] == fold[0] and fold[31] == fold[1]
+    assert sorted(np.bincount(fold[:30])) == [10, 10, 10]
+    assert not np.array_equal(fold, assign_folds(keys, 3, seed=1))  # seeded
