@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "evaluate": "molprop.cli.evaluate",
     "calibrate": "molprop.cli.calibrate",
     "explain": "molprop.cli.explain",
+    "export": "molprop.cli.export",
 }
 
 

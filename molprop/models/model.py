@@ -85,9 +85,12 @@ class MolPropModel(nn.Module):
         return self.readout(h, tokens, batch)
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
-        emb = self.embed(batch)
+        return self.head_of(self.embed(batch), batch.extra)
+
+    def head_of(self, emb: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        """(B, embedding_dim) embeddings (+ (B, n_extra) extra features) -> (B, n_tasks)."""
         if self.n_extra:
-            if batch.extra is None or batch.extra.shape[-1] != self.n_extra:
+            if extra is None or extra.shape[-1] != self.n_extra:
                 raise ValueError(f"model expects {self.n_extra} extra features per graph")
-            emb = torch.cat([emb, batch.extra.to(emb.dtype)], dim=-1)
+            emb = torch.cat([emb, extra.to(emb.dtype)], dim=-1)
         return self.head(emb)

@@ -72,10 +72,21 @@ class SetEncoder(nn.Module):
             structure = tokens.structure_bias()
         elif torch.is_grad_enabled() and "M" in self.pattern:
             structure = additive_mask(structure)
+        return self.attend(h0, structure, tokens.padding_mask), tokens
+
+    def attend(
+        self, h0: torch.Tensor, structure: torch.Tensor, key_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """Embedded padded tokens -> the M/S blocks -> + ``h0`` (the encoder's skip).
+
+        Shapes:
+            h0: (B, L_max, dim); structure: (B, L_max, L_max) bool or float bias (M blocks);
+            key_mask: (B, 1, L_max) real tokens (S blocks) -> (B, L_max, dim)
+        """
         h = h0
         for kind, block in zip(self.pattern, self.blocks):
-            h = block(h, h, structure if kind == "M" else tokens.padding_mask)
-        return h + h0, tokens
+            h = block(h, h, structure if kind == "M" else key_mask)
+        return h + h0
 
 
 def additive_mask(mask: torch.Tensor) -> torch.Tensor:
