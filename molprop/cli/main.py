@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "calibrate": "molprop.cli.calibrate",
     "explain": "molprop.cli.explain",
     "export": "molprop.cli.export",
+    "hpopt": "molprop.cli.hpopt",
 }
 
 
