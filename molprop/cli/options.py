@@ -81,6 +81,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--heads", type=int, default=None, help=f"default {_M['heads'].default}")
     g.add_argument("--num-seeds", type=int, default=None, help=f"default {_M['num_seeds'].default}")
+    g.add_argument(
+        "--token-scheme",
+        choices=["directed", "undirected"],
+        default=None,
+        help="ESA edge tokens: directed (one per bond direction, default) or undirected "
+        "(one per bond, symmetric features: half the tokens)",
+    )
     g.add_argument("--mlp", choices=list(MLP_KINDS), default=_M["mlp_kind"].default)
     g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
     g.add_argument("--dropout", type=float, default=None, help=f"default {_M['dropout'].default}")
@@ -219,6 +226,7 @@ def model_overrides(args: argparse.Namespace) -> dict:
         "mlp_kind": args.mlp,
         "pre_ln": not args.post_ln,
         "dropout": m("dropout"),
+        "token_scheme": m("token_scheme"),
         "attn_dropout": args.attn_dropout,
         "size_path": not args.no_size_path,
         "size_linear": not args.no_size_linear,

@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 from molprop.data.scaling import TargetScaler
 from molprop.errors import ConfigError
 from molprop.nn.attention import MLP_KINDS, BlockConfig, MlpKind
-from molprop.nn.edge_sets import TOKEN_KINDS, TokenKind
+from molprop.nn.edge_sets import TOKEN_KINDS, TOKEN_SCHEMES, TokenKind, TokenScheme
 from molprop.nn.heads import TASK_TYPES, TaskType
 
 WeightDecayOn = Literal["matrices", "all"]
@@ -86,7 +86,8 @@ def parse_layers(pattern: str) -> tuple[str, str]:
 class ModelConfig:
     """Architecture of one ESA/NSA model.
 
-    ``token_kind`` esa|nsa; ``layers`` e.g. ``"MSMSMP S"``; ``heads`` ... ``attn_dropout`` the
+    ``token_kind`` esa|nsa; ``token_scheme`` directed|undirected ESA edge tokens (see
+    ``nn.edge_sets``; absent from old config.json files: directed, as they were); ``layers`` e.g. ``"MSMSMP S"``; ``heads`` ... ``attn_dropout`` the
     attention-block settings (:attr:`block`); ``size_path`` gives the head log1p(token and node
     counts) and a scaled token sum (see ``molprop.nn.readout``); ``n_extra`` per-graph features
     appended before the head (label/embedding augmentation); ``learnable_rbf`` K > 0 appends K
@@ -122,10 +123,14 @@ class ModelConfig:
     learnable_rbf: int = 0
     rbf_cutoff: float = 5.0
     size_linear: bool = True
+    token_scheme: TokenScheme = "directed"
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
         check_choice("token kind (model)", self.token_kind, TOKEN_KINDS)
+        check_choice("token scheme (model)", self.token_scheme, TOKEN_SCHEMES)
+        if self.token_scheme != "directed" and self.token_kind != "esa":
+            raise ConfigError("token_scheme 'undirected' is for ESA (edge-token) models only")
         _ = self.block  # BlockConfig checks heads, MLP kind and dropouts
         if self.hidden_dim % self.heads:
             raise ConfigError(f"hidden dim {self.hidden_dim} not divisible by {self.heads} heads")
@@ -143,7 +148,10 @@ class ModelConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["token_scheme"] == "directed":  # the only scheme before issue 17: config.json
+            del data["token_scheme"]  # files of directed models stay readable by older molprop
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
@@ -268,7 +276,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
 #: What a preset (a name above, or a JSON file ``{"model": {...}, "train": {...}}`` such as
 #: ``molprop hpopt`` writes) may set: the settings the CLI fills from ``--preset``.
 PRESET_KEYS: dict[str, tuple[str, ...]] = {
-    "model": ("layers", "hidden_dim", "heads", "num_seeds", "dropout"),
+    "model": ("layers", "hidden_dim", "heads", "num_seeds", "dropout", "token_scheme"),
     "train": ("batch_size", "lr", "schedule", "warmup_epochs", "lr_floor"),
 }
 

@@ -51,6 +51,7 @@ class MolPropModel(nn.Module):
             block,
             learnable_rbf=config.learnable_rbf,
             rbf_cutoff=config.rbf_cutoff,
+            token_scheme=config.token_scheme,
         )
         readout = AttentionReadout(
             config.hidden_dim,

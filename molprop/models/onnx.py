@@ -69,7 +69,7 @@ def padded_inputs(batch: GraphBatch, model: MolPropModel) -> dict[str, np.ndarra
     config = model.config
     if config is None:
         raise ConfigError("the model has no config (build it with MolPropModel.from_config)")
-    tokens = token_set(batch, config.token_kind)
+    tokens = token_set(batch, config.token_kind, config.token_scheme)
     inputs = {
         "features": tokens.pad(tokens.features).float().numpy(),
         "valid": tokens.valid.numpy(),

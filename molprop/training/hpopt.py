@@ -1,5 +1,5 @@
 """Hyperparameter search (Optuna): TPE sampling, median pruning per validation epoch, on the
-validation split only.
+validation split only (ESA: the token scheme is searched too).
 
 A trial is one preset (``{"model": {...}, "train": {...}}``, the keys of
 ``models.config.PRESET_KEYS``) drawn from a :class:`SearchSpace`; it trains one member on the
@@ -59,6 +59,7 @@ class SearchSpace:
     warmup_epochs: tuple[int, ...] = (1, 2, 4)
     batch_size: tuple[int, ...] = (16, 32, 64)
     dropout: tuple[float, float] = (0.0, 0.2)
+    token_scheme: tuple[str, ...] = ("directed", "undirected")
 
     def __post_init__(self) -> None:
         for name in ("lr", "dropout"):
@@ -93,6 +94,7 @@ class SearchSpace:
             "layers": trial.suggest_categorical("layers", list(self.layers)),
             "num_seeds": trial.suggest_categorical("num_seeds", list(self.num_seeds)),
             "dropout": trial.suggest_float("dropout", *self.dropout),
+            "token_scheme": trial.suggest_categorical("token_scheme", list(self.token_scheme)),
         }
         train = {
             "lr": trial.suggest_float("lr", *self.lr, log=True),

@@ -15,6 +15,7 @@ import optuna
 import pandas as pd
 import pytest
 
+from molprop.artifact.store import load_config
 from molprop.cli.main import main
 from molprop.errors import ConfigError
 from molprop.training.hpopt import SearchRequest, SearchSpace, run_search, search_data, storage_for
@@ -106,10 +107,10 @@ def test_best_preset_reaches_the_trained_models_config(shared_study, esol100, tm
     out = tmp_path / "model"
     argv = ["train", "--data", str(esol100), "--target-columns", "logp", "--epochs", "1"]
     assert main(argv + ["--preset", str(shared_study / "best_preset.json"), "--out", str(out)]) == 0
-    config = json.loads((out / "config.json").read_text())
+    config = load_config(out)
     for section in ("model", "train"):
         for key, value in preset[section].items():
-            assert config[section][key] == value, (section, key)
+            assert getattr(getattr(config, section), key) == value, (section, key)
 
 
 def test_objective_never_sees_test_rows(tmp_path, esol_frame):
