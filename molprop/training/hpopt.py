@@ -199,7 +199,23 @@ def storage_for(spec: str | None, out: Path) -> optuna.storages.BaseStorage | st
         path.parent.mkdir(parents=True, exist_ok=True)
         spec = f"sqlite:///{path.resolve()}"
     kwargs = {"connect_args": {"timeout": 60}} if spec.startswith("sqlite") else {}
-    return optuna.storages.RDBStorage(spec, engine_kwargs=kwargs)
+    return _rdb_storage(spec, kwargs)
+
+
+def _rdb_storage(url: str, engine_kwargs: dict, attempts: int = 6) -> optuna.storages.RDBStorage:
+    """Optuna's RDB storage; retried when workers starting together race to create the schema
+    (seen with SQLite: ``UNIQUE constraint failed: alembic_version.version_num``)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs)
+        except SQLAlchemyError as exc:
+            if attempt == attempts - 1:
+                raise ConfigError(f"cannot open the study storage {url}: {exc}") from exc
+            log.info("storage busy (%s); retrying", type(exc).__name__)
+            time.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def open_study(request: SearchRequest) -> optuna.Study:
