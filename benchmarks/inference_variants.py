@@ -13,7 +13,8 @@ CPU figure is the one robust to other processes on a shared machine), and one-of
 seconds (compile, export). The machine's load average is recorded with the result.
 
 Usage: ``python -m benchmarks.inference_variants [--model solubility] [--n 2000] [--repeats 3]``
-Writes ``results/inference_variants.json``.
+Writes ``results/inference_variants.json`` and ``plots/inference_variants.png``
+(``--plot-only``: the plot from the stored result).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benchmarks.common import REPO, save_result
+from benchmarks.common import PLOTS, REPO, load_result, save_result
 from molprop.artifact.onnx import export_onnx, load_onnx_members
 from molprop.inference.predictor import Predictor
 from molprop.models.predict import forward_members, to_target_space
@@ -57,14 +58,46 @@ def quantised(members):
     return [quantize_dynamic(m, {torch.nn.Linear}, dtype=torch.qint8) for m in members]
 
 
+def plot(result: dict) -> Path:
+    """Molecules/s (CPU time) and max |Δ| vs float per variant, side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["variants"])
+    rows = [result["variants"][n] for n in names]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
+    a.bar(names, [r["molecules_per_s_cpu"] for r in rows], color="tab:blue")
+    a.set_ylabel("molecules / CPU-second (1 thread)")
+    b.bar(names[1:], [max(r["max_abs_delta_prediction"], 1e-9) for r in rows[1:]], color="tab:red")
+    b.set_yscale("log")
+    b.set_ylabel("max |Δ| vs float (target units)")
+    fig.suptitle(
+        f"{result['model']} ({result['members']} members), {result['molecules']} HIV molecules"
+    )
+    fig.tight_layout()
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    path = PLOTS / "inference_variants.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="solubility")
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--variants", nargs="+", default=["float", "compile", "int8", "onnxruntime"])
+    parser.add_argument(
+        "--variants", nargs="+", default=["float", "compile", "int8", "onnxruntime"]
+    )
+    parser.add_argument("--plot-only", action="store_true", help="plot the stored result")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.plot_only:
+        log.info("wrote %s", plot(load_result("inference_variants")))
+        return
     torch.set_num_threads(1)
     predictor = Predictor.from_pretrained(args.model)
     task = predictor.config.task
@@ -129,7 +162,7 @@ def main() -> None:
             "variants": results,
         },
     )
-    log.info("wrote %s", path)
+    log.info("wrote %s and %s", path, plot(load_result("inference_variants")))
 
 
 if __name__ == "__main__":
