@@ -134,6 +134,8 @@ class OnnxMember:
         threads = threads or torch.get_num_threads()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # idle threads sleep rather than spin (as OMP_WAIT_POLICY=PASSIVE does for torch)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.path = Path(path)
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]

@@ -86,9 +86,17 @@ def test_nsa_model_exported_to_a_file_name_equals_torch(tmp_path, hiv_smiles):
     b = Predictor.from_pretrained(model_dir, backend="onnxruntime", onnx=out).predict(hiv_smiles)
     assert {"y", "y_std"} <= set(a.columns)
     assert_same_frame(a, b)
-    # planted bug: without the export at DIR/onnx the default location is refused, clearly
+    # without the export at DIR/onnx the default location is refused, clearly
     with pytest.raises(ArtifactError, match="molprop export"):
         Predictor.from_pretrained(model_dir, backend="onnxruntime")
+    # the CLI: molprop predict --backend onnxruntime --onnx FILE writes the torch backend's rows
+    table = tmp_path / "in.csv"
+    pd.DataFrame({"smiles": hiv_smiles[:200] + ["not a smiles"]}).to_csv(table, index=False)
+    common = ["predict", "--model", str(model_dir), "--input", str(table), "--no-progress"]
+    assert main(common + ["--output", str(tmp_path / "torch.csv")]) == 0
+    onnx_args = ["--backend", "onnxruntime", "--onnx", str(out)]
+    assert main(common + onnx_args + ["--output", str(tmp_path / "ort.csv")]) == 0
+    assert_same_frame(pd.read_csv(tmp_path / "torch.csv"), pd.read_csv(tmp_path / "ort.csv"))
 
 
 def test_export_of_other_weights_is_refused(tmp_path):
