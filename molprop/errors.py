@@ -32,3 +32,7 @@ class PredictionCancelled(BaseException):
     A ``BaseException``, like ``asyncio.CancelledError``: the ``except Exception`` blocks that
     turn a failing row or batch into a per-row error must not swallow it.
     """
+
+
+class ExportError(MolpropError):
+    """A model cannot be exported (an operation ONNX does not support, a stale export)."""

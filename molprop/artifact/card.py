@@ -244,6 +244,8 @@ def token_text(config: ArtifactConfig) -> str:
             "ESA members (edge set attention: the tokens are the radius graph's directed atom "
             "pairs)"
         )
+    if config.model.token_scheme == "undirected":
+        return "ESA members (edge set attention: the tokens are the bonds, one undirected each)"
     return "ESA members (edge set attention: the tokens are the bonds, two directed edges each)"
 
 

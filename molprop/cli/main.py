@@ -19,6 +19,8 @@ SUBCOMMANDS: dict[str, str] = {
     "calibrate": "molprop.cli.calibrate",
     "explain": "molprop.cli.explain",
     "worker": "molprop.cli.worker",
+    "export": "molprop.cli.export",
+    "hpopt": "molprop.cli.hpopt",
 }
 
 

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
+from typing import Any
 
+from molprop.errors import ConfigError
 from molprop.featurize import FeaturizerConfig
 from molprop.models.config import (
     MLP_KINDS,
     PRESETS,
+    SCHEDULES,
     TASK_TYPES,
     TOKEN_KINDS,
     WEIGHT_DECAY_ON,
     ModelConfig,
     TaskConfig,
     TrainConfig,
+    check_preset,
 )
 
 _M = ModelConfig.__dataclass_fields__
@@ -60,10 +65,11 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
     g.add_argument(
         "--preset",
-        choices=sorted(PRESETS),
+        type=preset_arg,
         default="default",
         help="named starting point: default, or small (the shipped models' size: "
-        "~3.5x less CPU time per epoch); explicit flags override its values",
+        "~3.5x less CPU time per epoch), or a preset JSON file (molprop hpopt writes one); "
+        "explicit flags override its values",
     )
     g.add_argument("--model", choices=list(TOKEN_KINDS), default=_M["token_kind"].default)
     # preset-able settings default to None: filled from the preset, else the dataclass default
@@ -75,6 +81,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--heads", type=int, default=None, help=f"default {_M['heads'].default}")
     g.add_argument("--num-seeds", type=int, default=None, help=f"default {_M['num_seeds'].default}")
+    g.add_argument(
+        "--token-scheme",
+        choices=["directed", "undirected"],
+        default=None,
+        help="ESA edge tokens: directed (one per bond direction, default) or undirected "
+        "(one per bond, symmetric features: half the tokens)",
+    )
     g.add_argument("--mlp", choices=list(MLP_KINDS), default=_M["mlp_kind"].default)
     g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
     g.add_argument("--dropout", type=float, default=None, help=f"default {_M['dropout'].default}")
@@ -105,6 +118,26 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--epochs", type=int, default=_T.epochs)
     g.add_argument("--batch-size", type=int, default=None, help=f"default {_T.batch_size}")
     g.add_argument("--lr", type=float, default=None, help=f"default {_T.lr:g}")
+    g.add_argument(
+        "--schedule",
+        choices=list(SCHEDULES),
+        default=None,
+        help=f"LR schedule (default {_T.schedule}): plateau halves the lr when the validation "
+        "loss stalls; warmup_decay warms up linearly from lr * lr_floor to --lr over "
+        "--warmup-epochs, then decays exponentially to lr * lr_floor at the last epoch",
+    )
+    g.add_argument(
+        "--warmup-epochs",
+        type=int,
+        default=None,
+        help=f"warm-up of --schedule warmup_decay (default {_T.warmup_epochs})",
+    )
+    g.add_argument(
+        "--lr-floor",
+        type=float,
+        default=None,
+        help=f"warmup_decay: start and end lr as a fraction of --lr (default {_T.lr_floor:g})",
+    )
     g.add_argument("--weight-decay", type=float, default=_T.weight_decay)
     g.add_argument(
         "--weight-decay-on",
@@ -144,13 +177,39 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def preset_values(name_or_path: str) -> dict[str, dict[str, Any]]:
+    """A preset by name (:data:`PRESETS`) or from a JSON file (checked by ``check_preset``)."""
+    if name_or_path in PRESETS:
+        return PRESETS[name_or_path]
+    path = Path(name_or_path)
+    if not path.is_file():
+        raise ConfigError(
+            f"--preset {name_or_path!r} is neither a preset name ({', '.join(sorted(PRESETS))}) "
+            "nor a file"
+        )
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"preset {path}: not JSON ({exc})") from exc
+    return check_preset(data, str(path))
+
+
+def preset_arg(text: str) -> str:
+    """``--preset``: a name or a readable, valid preset file (checked at parse time)."""
+    try:
+        preset_values(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _pick(args: argparse.Namespace, section: str, key: str, default: object) -> object:
     """The explicit flag ``args.<key>``, else the ``--preset`` value, else ``default`` (the
     dataclass's)."""
     value = getattr(args, key, None)
     if value is not None:
         return value
-    preset = PRESETS[getattr(args, "preset", None) or "default"][section]
+    preset = preset_values(getattr(args, "preset", None) or "default")[section]
     return preset.get(key, default)
 
 
@@ -167,6 +226,7 @@ def model_overrides(args: argparse.Namespace) -> dict:
         "mlp_kind": args.mlp,
         "pre_ln": not args.post_ln,
         "dropout": m("dropout"),
+        "token_scheme": m("token_scheme"),
         "attn_dropout": args.attn_dropout,
         "size_path": not args.no_size_path,
         "size_linear": not args.no_size_linear,
@@ -180,6 +240,9 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
         epochs=args.epochs,
         batch_size=_pick(args, "train", "batch_size", _T.batch_size),
         lr=_pick(args, "train", "lr", _T.lr),
+        schedule=_pick(args, "train", "schedule", _T.schedule),
+        warmup_epochs=_pick(args, "train", "warmup_epochs", _T.warmup_epochs),
+        lr_floor=_pick(args, "train", "lr_floor", _T.lr_floor),
         weight_decay=args.weight_decay,
         weight_decay_on=args.weight_decay_on,
         patience=args.patience,

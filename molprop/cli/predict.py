@@ -75,6 +75,14 @@ def add_parser(sub, name: str) -> None:
         "model was trained on (transfer models trained on measured labels need them; a "
         "missing or non-numeric value makes that row invalid_input)",
     )
+    p.add_argument(
+        "--backend",
+        choices=["torch", "onnxruntime"],
+        default="torch",
+        help="run the members with torch (default) or their ONNX export on ONNX Runtime "
+        "(CPU; see `molprop export`)",
+    )
+    p.add_argument("--onnx", default=None, help="where the ONNX export is (default: <model>/onnx/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("several processes / machines (Lightning)")
     g.add_argument(
@@ -127,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
                 f"--output {args.output} would overwrite the input {args.input}; "
                 "choose another output file"
             )
-    predictor = Predictor.from_pretrained(args.model)
+    if args.backend != "torch" and (args.devices * args.num_nodes > 1 or args.strategy != "auto"):
+        raise ConfigError("--backend onnxruntime runs in one process (no --devices/--num-nodes)")
+    predictor = Predictor.from_pretrained(args.model, backend=args.backend, onnx=args.onnx)
     predictor.interval_level(args.interval)  # a level the calibration cannot serve: stop now
     if predictor.low_columns and not args.low_column:
         predictor.with_low([], None)  # trained on measured low labels: refuse with the reason

@@ -455,6 +455,11 @@ def explain(
     its row's ``error``, never an exception. Raises :class:`ConfigError` for a model that cannot
     be explained (3D featuriser), an unknown ``target`` or ``layer``; ``should_stop``: asked
     before every molecule and member (then :class:`PredictionCancelled`)."""
+    if predictor.config.model.token_scheme != "directed":
+        raise ConfigError(
+            "explanations need directed edge tokens ([x_src | x_dst | bond]); this model has "
+            f"{predictor.config.model.token_scheme!r} bond tokens"
+        )
     if predictor.config.featurizer.kind != "2d":
         raise ConfigError(
             f"explanations need a model with the 2D featuriser; {predictor.directory} uses "

@@ -14,15 +14,18 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
+import torch
 from rdkit import Chem
 
 from molprop.artifact.augment import Augmenter, parse_low_rows
 from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
+from molprop.artifact.onnx import load_onnx_members
 from molprop.artifact.resolve import resolve_model
 from molprop.artifact.store import load_config, load_members
 from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
@@ -49,27 +52,48 @@ from molprop.models.predict import predict_targets
 
 log = logging.getLogger(__name__)
 
+#: ``torch``: the members as torch modules; ``onnxruntime``: their ONNX export on ONNX Runtime.
+Backend = Literal["torch", "onnxruntime"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
+
 
 class Predictor:
     """Loaded model artifact (all ensemble members) ready to predict."""
 
-    def __init__(self, directory: Path, config: ArtifactConfig, members: list) -> None:
+    def __init__(
+        self, directory: Path, config: ArtifactConfig, members: list, backend: str = "torch"
+    ) -> None:
         self.directory = Path(directory)
         self.config = config
         self.members = members
+        self.backend = backend
         self.featurizer = build_featurizer(config.featurizer)
         self._augmenter = Augmenter(self.directory, config)  # transfer learning: extra inputs
         self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
         self.calibration = Calibration.load(self.directory)  # None: written before calibration
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str | Path) -> Predictor:
+    def from_pretrained(
+        cls,
+        name_or_path: str | Path,
+        backend: Backend = "torch",
+        onnx: str | Path | None = None,
+    ) -> Predictor:
         """Load a model by name (``"solubility"``: looked up in ``$MOLPROP_MODEL_DIR`` and the
         shipped ``pretrained/`` only) or from an artifact directory (a ``Path`` or a string with
-        a path separator, e.g. ``"./my_model"``); see :func:`resolve_model`."""
+        a path separator, e.g. ``"./my_model"``); see :func:`resolve_model`.
+
+        ``backend="onnxruntime"``: the members run as ONNX graphs on ONNX Runtime (CPU) from the
+        export at ``onnx`` (default ``DIR/onnx/``, written by ``molprop export``); the output
+        DataFrame is the torch backend's (stds, intervals, in_domain, statuses)."""
+        if backend not in BACKENDS:
+            raise ConfigError(f"backend must be one of {BACKENDS}, got {backend!r}")
         directory = resolve_model(name_or_path)
         config = load_config(directory)
-        return cls(directory, config, load_members(directory, config))
+        members = load_members(directory, config)
+        if backend == "onnxruntime":
+            members = load_onnx_members(directory, config, members, location=onnx)
+        return cls(directory, config, members, backend=backend)
 
     @property
     def target_names(self) -> list[str]:
@@ -109,6 +133,8 @@ class Predictor:
         ``calibrated=False``: the ensemble's raw mean probabilities (calibration fitting)."""
         level = self.interval_level(interval)
         items, measured = self.with_low(items, low)
+        if self.backend == "onnxruntime":
+            device = torch.device("cpu")
         n = len(items)
         names = self.target_names
         values = np.full((n, len(names)), np.nan)
@@ -269,6 +295,8 @@ class Predictor:
         :class:`~molprop.inference.explain.Explanation` per SMILES, in order, with per-atom
         weights, prediction, baseline and completeness delta; bad SMILES are per-row
         ``invalid_input``. ``options``: see :func:`molprop.inference.explain.explain`."""
+        if self.backend != "torch":
+            raise ConfigError("explain needs the torch backend (gradients), not " + self.backend)
         from molprop.inference.explain import explain  # Captum is loaded only to explain
 
         return explain(self, smiles, **options)

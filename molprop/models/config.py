@@ -16,26 +16,36 @@ from typing import Any, Literal, get_args
 from molprop.data.scaling import TargetScaler
 from molprop.errors import ConfigError
 from molprop.nn.attention import MLP_KINDS, BlockConfig, MlpKind
-from molprop.nn.edge_sets import TOKEN_KINDS, TokenKind
+from molprop.nn.edge_sets import TOKEN_KINDS, TOKEN_SCHEMES, TokenKind, TokenScheme
 from molprop.nn.heads import TASK_TYPES, TaskType
 
 WeightDecayOn = Literal["matrices", "all"]
 WEIGHT_DECAY_ON: tuple[str, ...] = get_args(WeightDecayOn)
+#: LR schedules (``TrainConfig.schedule``): ``plateau`` halves the lr when the monitored loss
+#: stalls; ``warmup_decay`` (chemprop-like "Noam"): per step, linear warm-up from
+#: ``lr * lr_floor`` to ``lr`` over ``warmup_epochs``, then exponential decay to ``lr * lr_floor``
+#: at the last epoch (``training.lightning_module.warmup_decay_factor``).
+Schedule = Literal["plateau", "warmup_decay"]
+SCHEDULES: tuple[str, ...] = get_args(Schedule)
 
 __all__ = [
     "MLP_KINDS",
     "PRESETS",
+    "PRESET_KEYS",
+    "SCHEDULES",
     "TASK_TYPES",
     "TOKEN_KINDS",
     "WEIGHT_DECAY_ON",
     "BlockConfig",
     "MlpKind",
     "ModelConfig",
+    "Schedule",
     "TaskConfig",
     "TaskType",
     "TokenKind",
     "TrainConfig",
     "WeightDecayOn",
+    "check_preset",
     "parse_layers",
 ]
 
@@ -76,7 +86,8 @@ def parse_layers(pattern: str) -> tuple[str, str]:
 class ModelConfig:
     """Architecture of one ESA/NSA model.
 
-    ``token_kind`` esa|nsa; ``layers`` e.g. ``"MSMSMP S"``; ``heads`` ... ``attn_dropout`` the
+    ``token_kind`` esa|nsa; ``token_scheme`` directed|undirected ESA edge tokens (see
+    ``nn.edge_sets``; absent from old config.json files: directed, as they were); ``layers`` e.g. ``"MSMSMP S"``; ``heads`` ... ``attn_dropout`` the
     attention-block settings (:attr:`block`); ``size_path`` gives the head log1p(token and node
     counts) and a scaled token sum (see ``molprop.nn.readout``); ``n_extra`` per-graph features
     appended before the head (label/embedding augmentation); ``learnable_rbf`` K > 0 appends K
@@ -118,12 +129,16 @@ class ModelConfig:
     size_linear: bool = True
     extra_to_head: bool = True
     extra_skip: bool = False
+    token_scheme: TokenScheme = "directed"
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
         if self.extra_skip and not self.n_extra:
             raise ConfigError("extra_skip (a linear map of the extra inputs) needs n_extra > 0")
         check_choice("token kind (model)", self.token_kind, TOKEN_KINDS)
+        check_choice("token scheme (model)", self.token_scheme, TOKEN_SCHEMES)
+        if self.token_scheme != "directed" and self.token_kind != "esa":
+            raise ConfigError("token_scheme 'undirected' is for ESA (edge-token) models only")
         _ = self.block  # BlockConfig checks heads, MLP kind and dropouts
         if self.hidden_dim % self.heads:
             raise ConfigError(f"hidden dim {self.hidden_dim} not divisible by {self.heads} heads")
@@ -142,7 +157,13 @@ class ModelConfig:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        for key, default in (("extra_to_head", True), ("extra_skip", False)):
+        for key, default in (
+            ("extra_to_head", True),
+            ("extra_skip", False),
+            # the only scheme before issue 17: config.json files of directed models stay
+            # readable by older molprop
+            ("token_scheme", "directed"),
+        ):
             if out[key] == default:  # written only when set: the earlier layout otherwise
                 del out[key]
         return out
@@ -204,6 +225,8 @@ class TrainConfig:
     continues from the per-epoch checkpoint in the output directory. ``ema_epochs`` E > 0
     validates (and keeps) an exponential moving average of the weights over ~E epochs of steps
     instead of the last step's weights (see ``training.lightning_module``); 0 turns it off.
+    ``schedule`` / ``warmup_epochs`` / ``lr_floor``: the LR schedule (see :data:`Schedule`; the
+    default ``plateau`` is the only one before issue 17, so old artifacts read as it).
     ``weight_decay_on`` ``"matrices"``: AdamW decays only the weight matrices of Linear layers
     (not biases, LayerNorm weights, PMA seeds or distance-basis centres / widths); ``"all"``:
     every trainable parameter (the only behaviour before issue 16; artifacts written before the
@@ -227,9 +250,14 @@ class TrainConfig:
     strategy: str = "auto"
     resume: bool = False
     weight_decay_on: WeightDecayOn = "matrices"
+    schedule: Schedule = "plateau"
+    lr_floor: float = 0.1
 
     def __post_init__(self) -> None:
         check_choice("weight_decay_on", self.weight_decay_on, WEIGHT_DECAY_ON)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        if not 0.0 < self.lr_floor <= 1.0:
+            raise ConfigError(f"lr_floor must be in (0, 1], got {self.lr_floor}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -258,3 +286,33 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "train": {"batch_size": 64, "lr": 5e-4},
     },
 }
+
+
+#: What a preset (a name above, or a JSON file ``{"model": {...}, "train": {...}}`` such as
+#: ``molprop hpopt`` writes) may set: the settings the CLI fills from ``--preset``.
+PRESET_KEYS: dict[str, tuple[str, ...]] = {
+    "model": ("layers", "hidden_dim", "heads", "num_seeds", "dropout", "token_scheme"),
+    "train": ("batch_size", "lr", "schedule", "warmup_epochs", "lr_floor"),
+}
+
+
+def check_preset(preset: Any, origin: str) -> dict[str, dict[str, Any]]:
+    """``preset`` as ``{"model": {...}, "train": {...}}`` (missing sections empty); a section or
+    key outside :data:`PRESET_KEYS` is a ``ConfigError`` naming it and ``origin``."""
+    if not isinstance(preset, dict):
+        raise ConfigError(f"preset {origin}: expected a JSON object, got {type(preset).__name__}")
+    unknown = sorted(set(preset) - set(PRESET_KEYS))
+    if unknown:
+        raise ConfigError(f"preset {origin}: unknown section(s) {unknown} (allowed: model, train)")
+    out: dict[str, dict[str, Any]] = {}
+    for section, allowed in PRESET_KEYS.items():
+        values = preset.get(section, {})
+        if not isinstance(values, dict):
+            raise ConfigError(f"preset {origin}: {section!r} must be an object")
+        bad = sorted(set(values) - set(allowed))
+        if bad:
+            raise ConfigError(
+                f"preset {origin}: {section} key(s) {bad} cannot be preset (allowed: {allowed})"
+            )
+        out[section] = dict(values)
+    return out

@@ -62,6 +62,7 @@ class MolPropModel(nn.Module):
             block,
             learnable_rbf=config.learnable_rbf,
             rbf_cutoff=config.rbf_cutoff,
+            token_scheme=config.token_scheme,
         )
         readout = AttentionReadout(
             config.hidden_dim,
@@ -100,12 +101,15 @@ class MolPropModel(nn.Module):
         return self.readout(h, tokens, batch)
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
-        emb = self.embed(batch)
+        return self.head_of(self.embed(batch), batch.extra)
+
+    def head_of(self, emb: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        """(B, embedding_dim) embeddings (+ (B, n_extra) extra features) -> (B, n_tasks)."""
         if not self.n_extra:
             return self.head(emb)
-        if batch.extra is None or batch.extra.shape[-1] != self.n_extra:
+        if extra is None or extra.shape[-1] != self.n_extra:
             raise ValueError(f"model expects {self.n_extra} extra features per graph")
-        extra = batch.extra.to(emb.dtype)
+        extra = extra.to(emb.dtype)
         if self.head.in_dim > self.readout.out_dim:
             emb = torch.cat([emb, extra], dim=-1)
         out = self.head(emb)

@@ -5,6 +5,12 @@ share an endpoint (any of src/dst x src/dst). Isolated atoms (no edges: ``C``, e
 ``[Na+].[Cl-]``) get one *self-loop token* each (src = dst = the atom, zero edge features and
 a self-loop flag of 1), so no atom is invisible and edgeless molecules give finite output.
 
+ESA, ``scheme="undirected"``: one token per bond ({u, v}, kept once: the direction u < v of
+the two stored directions) with symmetric features ``[x_u + x_v | x_u * x_v | edge_attr | flag]``
+(the same width as the directed ``[x_src | x_dst | ...]``) and the same "share an atom" mask:
+half the tokens, a quarter of the attention entries. Needs both directions of every edge with
+equal attributes (molecular 2D and 3D graphs); periodic graphs are refused.
+
 NSA: one token per node; node i may attend to node j iff (i, j) is an edge.
 
 Both: padded slots are never attended to (key mask). A row that would be fully blocked
@@ -39,6 +45,9 @@ from molprop.data.batch import GraphBatch
 #: ``esa``: one token per directed edge; ``nsa``: one token per node.
 TokenKind = Literal["esa", "nsa"]
 TOKEN_KINDS: tuple[str, ...] = get_args(TokenKind)
+#: ESA edge tokens: ``directed`` (one per direction, the default) or ``undirected`` (one per bond).
+TokenScheme = Literal["directed", "undirected"]
+TOKEN_SCHEMES: tuple[str, ...] = get_args(TokenScheme)
 
 
 @dataclass
@@ -169,13 +178,34 @@ def _esa_image_count(src, dst, shift, graph, position, n_graphs, l_max) -> torch
     return out
 
 
-def edge_token_set(batch: GraphBatch) -> TokenSet:
-    """ESA tokens ``[x_src | x_dst | edge_attr | self_loop_flag]`` and their masks."""
+def _one_per_bond(batch: GraphBatch):
+    """(src, dst, edge_attr, edge_graph) of the edges with src < dst: one per bond."""
+    if batch.edge_vec_shift is not None:
+        raise ValueError("undirected bond tokens are not defined for periodic graphs")
+    src, dst = batch.edge_index
+    keep = src < dst
+    if 2 * int(keep.sum()) != src.numel():
+        raise ValueError(
+            "undirected bond tokens need every edge stored in both directions "
+            f"({int(keep.sum())} of {src.numel()} edges have src < dst)"
+        )
+    return src[keep], dst[keep], batch.edge_attr[keep], batch.edge_graph[keep]
+
+
+def edge_token_set(batch: GraphBatch, scheme: TokenScheme = "directed") -> TokenSet:
+    """ESA tokens ``[x_src | x_dst | edge_attr | self_loop_flag]`` (``directed``) or
+    ``[x_u + x_v | x_u * x_v | edge_attr | self_loop_flag]`` (``undirected``, one per bond) and
+    their masks."""
     device = batch.x.device
     n_graphs = batch.num_graphs
-    src, dst = batch.edge_index
-    edge_attr = batch.edge_attr
-    graph = batch.edge_graph
+    if scheme == "undirected":
+        src, dst, edge_attr, graph = _one_per_bond(batch)
+    elif scheme == "directed":
+        src, dst = batch.edge_index
+        edge_attr = batch.edge_attr
+        graph = batch.edge_graph
+    else:
+        raise ValueError(f"unknown token scheme {scheme!r} {TOKEN_SCHEMES}")
     # isolated atoms -> self-loop tokens
     degree = torch.bincount(torch.cat([src, dst]), minlength=batch.x.shape[0])
     lonely = torch.nonzero(degree == 0).flatten()
@@ -198,7 +228,10 @@ def edge_token_set(batch: GraphBatch) -> TokenSet:
         if shift is not None:
             shift = torch.cat([shift, shift.new_zeros(lonely.numel(), 3)])[order]
     counts, position, valid = _layout(graph, n_graphs)
-    features = torch.cat([batch.x[src], batch.x[dst], edge_attr, flag], dim=-1)
+    x_src, x_dst = batch.x[src], batch.x[dst]
+    if scheme == "undirected":
+        x_src, x_dst = x_src + x_dst, x_src * x_dst
+    features = torch.cat([x_src, x_dst, edge_attr, flag], dim=-1)
     l_max = valid.shape[1]
     if shift is not None:  # periodic: count image multiplicities
         count = _esa_image_count(src, dst, shift, graph, position, n_graphs, l_max)
@@ -241,10 +274,11 @@ def node_token_set(batch: GraphBatch) -> TokenSet:
     return TokenSet(batch.x, graph, position, valid, mask, counts)
 
 
-def token_set(batch: GraphBatch, kind: TokenKind) -> TokenSet:
-    """``kind`` is ``"esa"`` (edge tokens) or ``"nsa"`` (node tokens)."""
+def token_set(batch: GraphBatch, kind: TokenKind, scheme: TokenScheme = "directed") -> TokenSet:
+    """``kind`` is ``"esa"`` (edge tokens, ``scheme`` directed / undirected) or ``"nsa"``
+    (node tokens)."""
     if kind == "esa":
-        return edge_token_set(batch)
+        return edge_token_set(batch, scheme)
     if kind == "nsa":
         return node_token_set(batch)
     raise ValueError(f"unknown token kind {kind!r}")

@@ -14,7 +14,7 @@ from torch import nn
 from molprop.data.batch import GraphBatch
 from molprop.nn.attention import MAB, BlockConfig
 from molprop.nn.distance_basis import LearnableGaussianBasis, edge_lengths
-from molprop.nn.edge_sets import TokenKind, TokenSet, token_input_dim, token_set
+from molprop.nn.edge_sets import TokenKind, TokenScheme, TokenSet, token_input_dim, token_set
 
 
 class SetEncoder(nn.Module):
@@ -23,6 +23,7 @@ class SetEncoder(nn.Module):
     of ``pattern`` (``M``: structure mask, ``S``: padding mask) -> + the embedded tokens.
     ``learnable_rbf`` K > 0 adds K learnable Gaussians of the 3D edge length
     (:class:`LearnableGaussianBasis`) to each edge's (ESA) or, summed, each atom's (NSA) features.
+    ``token_scheme`` (ESA): ``directed`` edge tokens or ``undirected`` bond tokens.
 
     Shapes:
         batch: GraphBatch of B graphs -> h: (B, L_max, dim) token states (padded slots are
@@ -39,9 +40,11 @@ class SetEncoder(nn.Module):
         block: BlockConfig,
         learnable_rbf: int = 0,
         rbf_cutoff: float = 5.0,
+        token_scheme: TokenScheme = "directed",
     ):
         super().__init__()
         self.token_kind = token_kind
+        self.token_scheme = token_scheme
         self.pattern = pattern
         self.dim = dim
         self.rbf = LearnableGaussianBasis(learnable_rbf, rbf_cutoff) if learnable_rbf else None
@@ -65,17 +68,28 @@ class SetEncoder(nn.Module):
                 per_atom = learned.new_zeros(batch.x.shape[0], learned.shape[1])
                 per_atom.index_add_(0, batch.edge_index[0], learned)  # (N, K)
                 batch = replace(batch, x=torch.cat([batch.x, per_atom], dim=-1))
-        tokens = token_set(batch, self.token_kind)
+        tokens = token_set(batch, self.token_kind, self.token_scheme)
         h0 = tokens.pad(self.embed(tokens.features))  # (B, L_max, dim)
         structure = tokens.structure_mask
         if tokens.multiplicity is not None:  # periodic images: log-count bias (edge_sets)
             structure = tokens.structure_bias()
         elif torch.is_grad_enabled() and "M" in self.pattern:
             structure = additive_mask(structure)
+        return self.attend(h0, structure, tokens.padding_mask), tokens
+
+    def attend(
+        self, h0: torch.Tensor, structure: torch.Tensor, key_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """Embedded padded tokens -> the M/S blocks -> + ``h0`` (the encoder's skip).
+
+        Shapes:
+            h0: (B, L_max, dim); structure: (B, L_max, L_max) bool or float bias (M blocks);
+            key_mask: (B, 1, L_max) real tokens (S blocks) -> (B, L_max, dim)
+        """
         h = h0
         for kind, block in zip(self.pattern, self.blocks):
-            h = block(h, h, structure if kind == "M" else tokens.padding_mask)
-        return h + h0, tokens
+            h = block(h, h, structure if kind == "M" else key_mask)
+        return h + h0
 
 
 def additive_mask(mask: torch.Tensor) -> torch.Tensor:

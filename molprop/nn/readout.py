@@ -53,15 +53,26 @@ class AttentionReadout(nn.Module):
         self.out_dim = (2 * dim + 2 + 2 * self.size_linear) if size_path else dim
 
     def forward(self, h: torch.Tensor, tokens: TokenSet, batch: GraphBatch) -> torch.Tensor:
-        seeds = self.pma(h, tokens.padding_mask)  # (B, k, d)
+        return self.pool(h, tokens.valid, tokens.n_tokens, batch.n_nodes)
+
+    def pool(
+        self, h: torch.Tensor, valid: torch.Tensor, n_tokens: torch.Tensor, n_nodes: torch.Tensor
+    ) -> torch.Tensor:
+        """The readout on plain tensors (what :meth:`forward` and the ONNX export call).
+
+        Shapes:
+            h: (B, L_max, dim); valid: (B, L_max) real tokens; n_tokens, n_nodes: (B,)
+            -> (B, out_dim)
+        """
+        seeds = self.pma(h, valid[:, None, :])  # (B, k, d)
         seed_mask = torch.ones(seeds.shape[0], 1, seeds.shape[1], dtype=torch.bool, device=h.device)
         for sab in self.sabs:
             seeds = sab(seeds, seeds, seed_mask)
         pooled = self.norm(seeds.mean(dim=1))  # (B, d)
         if not self.size_path:
             return pooled
-        total = (h * tokens.valid[..., None]).sum(dim=1) / SUM_SCALE  # (B, d)
-        counts = torch.stack([tokens.n_tokens, batch.n_nodes], dim=-1).to(h.dtype)
+        total = (h * valid[..., None]).sum(dim=1) / SUM_SCALE  # (B, d)
+        counts = torch.stack([n_tokens, n_nodes], dim=-1).to(h.dtype)
         parts = [pooled, self.size_proj(total), torch.log1p(counts)]
         if self.size_linear:
             parts.append(counts / SUM_SCALE)

@@ -44,6 +44,7 @@ def fit_member(
     max_epochs: int | None = None,
     *,
     task_type: TaskType,
+    extra_callbacks: Sequence[L.Callback] = (),
 ) -> tuple[MolPropModel, dict]:
     """Train ``model`` in place (weights of the best validation epoch are restored).
 
@@ -52,7 +53,8 @@ def fit_member(
 
     With ``log_dir``, the resume state is written to ``log_dir/checkpoint`` every epoch and
     ``cfg.resume`` continues from it (a finished member is loaded, not retrained); see
-    :mod:`molprop.training.resume`. ``cfg.devices`` / ``num_nodes`` / ``strategy`` select
+    :mod:`molprop.training.resume`. ``extra_callbacks`` join the Trainer's (e.g. a
+    hyperparameter search's pruning callback). ``cfg.devices`` / ``num_nodes`` / ``strategy`` select
     Lightning's data parallel training: each rank takes its slice of every global batch; the
     validation set is evaluated whole on every rank, so the monitored loss (and thus early
     stopping, the LR schedule and the kept best weights) is the same on all ranks.
@@ -74,8 +76,12 @@ def fit_member(
         monitor=monitor,
         ema_epochs=cfg.ema_epochs,
         weight_decay_on=cfg.weight_decay_on,
+        schedule=cfg.schedule,
+        warmup_epochs=cfg.warmup_epochs,
+        lr_floor=cfg.lr_floor,
     )
     callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
+    callbacks.extend(extra_callbacks)
     if ckpt_dir is not None:
         callbacks.append(EpochStateCheckpoint(ckpt_dir, cfg.to_dict(), cfg.resume))
     logger = CSVLogger(str(log_dir), name="", version="") if log_dir is not None else False

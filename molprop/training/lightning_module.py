@@ -1,5 +1,6 @@
-"""Lightning wrapper: masked loss, AdamW, ReduceLROnPlateau halving, weight averaging (EMA),
-best-weight tracking.
+"""Lightning wrapper: masked loss, AdamW, the LR schedule (ReduceLROnPlateau halving, or
+per-step warm-up + exponential decay to a floor: :func:`warmup_decay_factor`), weight
+averaging (EMA), best-weight tracking.
 
 Weight decay (``weight_decay_on``): ``"matrices"`` decays only the ``weight`` matrices of
 ``nn.Linear`` layers (nanoGPT-style groups; see :func:`decay_split`); biases, LayerNorm weights
@@ -28,8 +29,10 @@ from torch import nn
 
 from molprop.data.batch import GraphBatch
 from molprop.models.config import (
+    SCHEDULES,
     TASK_TYPES,
     WEIGHT_DECAY_ON,
+    Schedule,
     TaskType,
     WeightDecayOn,
     check_choice,
@@ -71,6 +74,21 @@ def optimizer_groups(
     return [{"params": ps, "weight_decay": wd} for ps, wd in groups if ps]
 
 
+def warmup_decay_factor(step: int, warmup_steps: int, total_steps: int, floor: float) -> float:
+    """LR multiplier of the ``warmup_decay`` schedule at optimiser step ``step``: linear from
+    ``floor`` to 1 over ``warmup_steps``, then ``floor ** t`` with t going 0 -> 1 from the end
+    of the warm-up to ``total_steps`` (exponential decay to ``floor``), ``floor`` after.
+
+    With lr 1e-3, floor 0.1 and 2 warm-up epochs this is chemprop's default Noam-like schedule
+    (1e-4 -> 1e-3 -> 1e-4)."""
+    if step < warmup_steps:
+        return floor + (1.0 - floor) * step / warmup_steps
+    if total_steps <= warmup_steps:
+        return 1.0
+    t = min(1.0, (step - warmup_steps) / (total_steps - warmup_steps))
+    return floor**t
+
+
 class LitMolProp(L.LightningModule):
     """Trains a :class:`MolPropModel` with the loss of ``task_type`` (``TaskConfig.task_type``:
     squared error on standardised targets, or BCE with logits). Only parameters with
@@ -86,8 +104,15 @@ class LitMolProp(L.LightningModule):
         monitor: str = "val_loss",
         ema_epochs: float = 0.0,
         weight_decay_on: WeightDecayOn = "matrices",
+        schedule: Schedule = "plateau",
+        warmup_epochs: float = 0.0,
+        lr_floor: float = 0.1,
     ):
         super().__init__()
+        check_choice("schedule", schedule, SCHEDULES)
+        self.schedule = schedule
+        self.warmup_epochs = float(warmup_epochs)
+        self.lr_floor = float(lr_floor)
         self.model = model
         self.lr = lr
         self.weight_decay = weight_decay
@@ -218,6 +243,15 @@ class LitMolProp(L.LightningModule):
     def configure_optimizers(self):
         groups = optimizer_groups(self.model, self.weight_decay, self.weight_decay_on)
         opt = torch.optim.AdamW(groups, lr=self.lr)
+        if self.schedule == "warmup_decay":
+            total = int(self.trainer.estimated_stepping_batches)
+            per_epoch = total / max(1, self.trainer.max_epochs or 1)
+            warmup = round(self.warmup_epochs * per_epoch)
+            floor = self.lr_floor
+            sched = torch.optim.lr_scheduler.LambdaLR(
+                opt, lambda step: warmup_decay_factor(step, warmup, total, floor)
+            )
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
         sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
             opt, mode="min", factor=0.5, patience=self.lr_patience, min_lr=1e-6
         )

@@ -18,16 +18,11 @@ from molprop.models.model import MolPropModel
 F = Graph2DFeaturizer()
 
 
-def _artifact(tmp_path, n_members=2):
-    cfg = ModelConfig(
-        node_dim=F.node_dim,
-        edge_dim=F.edge_dim,
-        n_tasks=1,
-        hidden_dim=16,
-        heads=2,
-        num_seeds=2,
-        layers="MSP S",
-    )
+def _artifact(tmp_path, n_members=2, **model):
+    """A saved artifact of ``n_members`` seeded random members (``model``: ModelConfig fields
+    replacing the small defaults) -> the members."""
+    sizes = {"hidden_dim": 16, "heads": 2, "num_seeds": 2, "layers": "MSP S", **model}
+    cfg = ModelConfig(node_dim=F.node_dim, edge_dim=F.edge_dim, n_tasks=1, **sizes)
     members = []
     for s in range(n_members):
         torch.manual_seed(s)

@@ -74,3 +74,34 @@ def test_ema_epochs_flag_reaches_train_and_transfer_configs():
     pre, fine = train_configs(parser.parse_args(base + ["--ema-epochs", "0", "--dropout", "0.1"]))
     assert pre.ema_epochs == fine.ema_epochs == 0.0
     assert (pre.epochs, fine.epochs) == (40, 40)
+
+
+def test_preset_file_sets_its_values_and_flags_still_win(tmp_path):
+    path = tmp_path / "best.json"
+    path.write_text(
+        '{"model": {"hidden_dim": 48, "heads": 6, "layers": "MSP S"}, '
+        '"train": {"lr": 7e-4, "schedule": "warmup_decay", "warmup_epochs": 3}}'
+    )
+    model, train = _resolve("--preset", str(path))
+    assert (model["hidden_dim"], model["heads"], model["layers"]) == (48, 6, "MSP S")
+    assert (train.lr, train.schedule, train.warmup_epochs) == (7e-4, "warmup_decay", 3)
+    assert train.batch_size == TrainConfig.batch_size  # not in the file: the default
+    model, train = _resolve("--preset", str(path), "--heads", "4", "--schedule", "plateau")
+    assert model["heads"] == 4 and train.schedule == "plateau" and model["hidden_dim"] == 48
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"model": {"width": 3}}', "width"),
+        ('{"optimizer": {}}', "optimizer"),
+        ("[1, 2]", "JSON object"),
+        ("{not json", "not JSON"),
+    ],
+)
+def test_bad_preset_files_are_rejected_naming_the_problem(tmp_path, capsys, text, message):
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(BASE + ["--preset", str(path)])
+    assert message in capsys.readouterr().err
