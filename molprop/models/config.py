@@ -17,12 +17,14 @@ from molprop.data.scaling import TargetScaler
 from molprop.errors import ConfigError
 from molprop.nn.attention import MLP_KINDS, BlockConfig, MlpKind
 from molprop.nn.edge_sets import TOKEN_KINDS, TokenKind
-from molprop.nn.heads import TASK_TYPES, TaskType
+from molprop.nn.heads import REGRESSION_LOSSES, TASK_TYPES, RegressionLoss, TaskType
 
 WeightDecayOn = Literal["matrices", "all"]
 WEIGHT_DECAY_ON: tuple[str, ...] = get_args(WeightDecayOn)
+LOSSES = REGRESSION_LOSSES
 
 __all__ = [
+    "LOSSES",
     "MLP_KINDS",
     "PRESETS",
     "TASK_TYPES",
@@ -81,7 +83,10 @@ class ModelConfig:
     counts) and a scaled token sum (see ``molprop.nn.readout``); ``n_extra`` per-graph features
     appended before the head (label/embedding augmentation); ``learnable_rbf`` K > 0 appends K
     learnable Gaussians of the 3D edge length (cut off at ``rbf_cutoff`` Å) to the edge features
-    (see ``molprop.nn.distance_basis``); ``size_linear`` adds the counts / SUM_SCALE to the size
+    (see ``molprop.nn.distance_basis``); ``pair_rbf`` P > 0 adds P element-pair-conditioned
+    learnable Gaussians (cut off at ``rbf_cutoff``) to each edge (ESA) and, summed, to each atom
+    (``PairGaussianBasis``; 3D featuriser only, 0 in configs written before it existed);
+    ``size_linear`` adds the counts / SUM_SCALE to the size
     path (configs written before this option existed load with it off, so their weights keep
     their meaning).
 
@@ -112,6 +117,7 @@ class ModelConfig:
     learnable_rbf: int = 0
     rbf_cutoff: float = 5.0
     size_linear: bool = True
+    pair_rbf: int = 0
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
@@ -195,7 +201,10 @@ class TrainConfig:
     ``weight_decay_on`` ``"matrices"``: AdamW decays only the weight matrices of Linear layers
     (not biases, LayerNorm weights, PMA seeds or distance-basis centres / widths); ``"all"``:
     every trainable parameter (the only behaviour before issue 16; artifacts written before the
-    option existed load with it).
+    option existed load with it). ``loss`` (regression only; issue 20): ``"mse"`` squared error
+    (the default, and what every earlier artifact used), ``"mae"`` absolute error, ``"huber"``
+    Huber with delta 1, all on standardised targets; classification always trains with BCE and
+    refuses any other value.
     """
 
     epochs: int = 120
@@ -215,9 +224,11 @@ class TrainConfig:
     strategy: str = "auto"
     resume: bool = False
     weight_decay_on: WeightDecayOn = "matrices"
+    loss: RegressionLoss = "mse"
 
     def __post_init__(self) -> None:
         check_choice("weight_decay_on", self.weight_decay_on, WEIGHT_DECAY_ON)
+        check_choice("loss", self.loss, LOSSES)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -51,6 +51,7 @@ class MolPropModel(nn.Module):
             block,
             learnable_rbf=config.learnable_rbf,
             rbf_cutoff=config.rbf_cutoff,
+            pair_rbf=config.pair_rbf,
         )
         readout = AttentionReadout(
             config.hidden_dim,

@@ -74,6 +74,7 @@ def fit_member(
         monitor=monitor,
         ema_epochs=cfg.ema_epochs,
         weight_decay_on=cfg.weight_decay_on,
+        loss=cfg.loss,
     )
     callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
     if ckpt_dir is not None:
