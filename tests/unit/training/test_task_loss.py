@@ -18,20 +18,24 @@ from molprop.training.lightning_module import LitMolProp
 FEAT = Graph2DFeaturizer()
 
 
-def test_loss_follows_the_task_type() -> None:
-    graphs = [FEAT.from_smiles(s) for s in ("CCO", "c1ccccc1", "CC(=O)N")]
-    batch = collate_graphs(graphs, np.array([[1.0], [0.0], [1.0]]))
+def tiny_model(n_tasks: int) -> MolPropModel:
     cfg = ModelConfig(
         node_dim=FEAT.node_dim,
         edge_dim=FEAT.edge_dim,
-        n_tasks=1,
+        n_tasks=n_tasks,
         hidden_dim=8,
         heads=2,
         num_seeds=2,
         head_hidden=8,
     )
     torch.manual_seed(0)
-    model = MolPropModel.from_config(cfg).eval()
+    return MolPropModel.from_config(cfg).eval()
+
+
+def test_loss_follows_the_task_type() -> None:
+    graphs = [FEAT.from_smiles(s) for s in ("CCO", "c1ccccc1", "CC(=O)N")]
+    batch = collate_graphs(graphs, np.array([[1.0], [0.0], [1.0]]))
+    model = tiny_model(1)
     with torch.no_grad():
         pred = model(batch)
         bce = LitMolProp(model, "classification")._loss(batch)
@@ -49,18 +53,7 @@ def _batch_and_model():
     graphs = [FEAT.from_smiles(s) for s in ("CCO", "c1ccccc1", "CC(=O)N", "CCCCCC")]
     # targets far from the untrained predictions (|error| > 1 for Huber's linear part), one missing
     y = np.array([[3.0, 0.1], [-2.5, np.nan], [0.2, 4.0], [-0.3, -0.2]])
-    batch = collate_graphs(graphs, y)
-    cfg = ModelConfig(
-        node_dim=FEAT.node_dim,
-        edge_dim=FEAT.edge_dim,
-        n_tasks=2,
-        hidden_dim=8,
-        heads=2,
-        num_seeds=2,
-        head_hidden=8,
-    )
-    torch.manual_seed(0)
-    return batch, MolPropModel.from_config(cfg).eval()
+    return collate_graphs(graphs, y), tiny_model(2)
 
 
 @pytest.mark.parametrize("loss", ["mse", "mae", "huber"])
