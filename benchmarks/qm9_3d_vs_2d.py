@@ -5,6 +5,9 @@ data/qm9 for part 1) -- N training molecules plus N/8 validation and N/8 test on
 written as ``qm9_N.csv`` (SMILES, for 2D) and ``qm9_N.extxyz`` (B3LYP geometries, for 3D), HOMO /
 LUMO / gap in eV and the same ``split`` column in both, so both models see the same molecules.
 
+``conformers OUT --json RESULT.json``: every finished run's test MAE on SMILES input (3D: seeded
+ETKDGv3/MMFF conformers) and, for 3D runs, on the DFT geometries.
+
 ``collect OUT --json RESULT.json``: reads each run's ``metrics.json`` (test MAE per target) and
 training log (seconds per epoch) under ``OUT/runs`` and writes one JSON summary.
 
@@ -89,6 +92,90 @@ def collect(out: Path, json_path: Path) -> dict:
     return runs
 
 
+def summary_table(runs: dict) -> str:
+    """Markdown rows: per (model, n_train), mean ± std over seeds of the test MAE per target, and
+    the mean seconds per epoch."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for name, run in runs.items():
+        kind, n = name.split("_")[0], name.split("_n")[1].split("_")[0]
+        groups.setdefault((n, kind), []).append(run)
+    lines = [
+        "| train molecules | model | seeds | HOMO | LUMO | gap | s / epoch |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (n, kind), rs in sorted(groups.items(), key=lambda kv: (int(kv[0][0]), kv[0][1])):
+        cells = []
+        for t in TARGETS:
+            v = np.array([r["test_mae_ev"][t] for r in rs])
+            cells.append(f"{v.mean():.3f} ± {v.std(ddof=1):.3f}" if len(v) > 1 else f"{v[0]:.3f}")
+        sec = np.mean([r["seconds_per_epoch"] for r in rs])
+        lines.append(f"| {n} | ESA-{kind.upper()} | {len(rs)} | {' | '.join(cells)} | {sec:.1f} |")
+    return "\n".join(lines)
+
+
+def plot(runs: dict, path: Path) -> None:
+    """Test MAE per target, 2D vs 3D, one dot per seed (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ns = sorted({name.split("_n")[1].split("_")[0] for name in runs}, key=int)
+    fig, axes = plt.subplots(1, len(ns), figsize=(4.5 * len(ns), 3.6), squeeze=False)
+    for ax, n in zip(axes[0], ns):
+        for k, (kind, colour) in enumerate((("2d", "tab:blue"), ("3d", "tab:orange"))):
+            rs = [r for name, r in runs.items() if name.startswith(f"{kind}_n{n}_")]
+            for t, target in enumerate(TARGETS):
+                v = [r["test_mae_ev"][target] for r in rs]
+                x = t + (k - 0.5) * 0.3
+                ax.scatter(
+                    [x] * len(v),
+                    v,
+                    color=colour,
+                    s=18,
+                    label=f"ESA-{kind.upper()}" if t == 0 else None,
+                )
+                if v:
+                    ax.hlines(np.mean(v), x - 0.12, x + 0.12, color=colour)
+        ax.set_xticks(range(len(TARGETS)), ["HOMO", "LUMO", "gap"])
+        ax.set(ylabel="test MAE (eV)", title=f"QM9, {n} training molecules")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def conformer_scores(out: Path, json_path: Path) -> dict:
+    """Each 3D run's test MAE (eV) on the DFT geometries and on seeded RDKit ETKDGv3/MMFF
+    conformers of the same test molecules' SMILES (what a SMILES user gets); 2D runs on the
+    SMILES. Rows that fail (no conformer) are counted, not dropped silently."""
+    from molprop import Predictor
+
+    scores = {}
+    for run in sorted(p for p in (out / "runs").iterdir() if (p / "metrics.json").exists()):
+        n = int(run.name.split("_n")[1].split("_")[0])
+        table = pd.read_csv(out / f"qm9_{n}.csv")
+        test = table[table["split"] == "test"].reset_index(drop=True)
+        model = Predictor.from_pretrained(run)
+        on_smiles = model.predict(test["smiles"].tolist())
+        ok = on_smiles["status"] == "ok"
+        entry = {"n_test": len(test), "smiles_failed": int((~ok).sum())}
+        entry["smiles_input_mae_ev"] = {
+            t: float((on_smiles.loc[ok, t] - test.loc[ok, t]).abs().mean()) for t in TARGETS
+        }
+        if run.name.startswith("3d"):
+            frames = read_ase_frames(out / f"qm9_{n}.extxyz", f"qm9_{n}.extxyz")
+            test_frames = [f for f in frames if f.info["split"] == "test"]
+            on_geometry = model.predict_structures(test_frames)
+            entry["dft_geometry_mae_ev"] = {
+                t: float((on_geometry[t] - test[t]).abs().mean()) for t in TARGETS
+            }
+        scores[run.name] = entry
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(scores, indent=2) + "\n")
+    return scores
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -99,11 +186,20 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("out", type=Path)
     c.add_argument("--json", type=Path, required=True)
+    c.add_argument("--plot", type=Path, default=None, help="PNG of the test MAEs")
+    k = sub.add_parser("conformers")
+    k.add_argument("out", type=Path)
+    k.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
     if args.cmd == "prepare":
         prepare(args.out, args.n_train, args.seed)
+    elif args.cmd == "collect":
+        runs = collect(args.out, args.json)
+        if args.plot is not None:
+            plot(runs, args.plot)
+        print(summary_table(runs))
     else:
-        print(json.dumps(collect(args.out, args.json), indent=2))
+        print(json.dumps(conformer_scores(args.out, args.json), indent=2))
 
 
 if __name__ == "__main__":

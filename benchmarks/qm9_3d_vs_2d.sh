@@ -35,4 +35,6 @@ for job in "${jobs[@]}"; do
   sleep 10
 done
 wait
-"$PY" -m benchmarks.qm9_3d_vs_2d collect "$OUT" --json "$HERE/benchmarks/results/qm9_3d_vs_2d.json"
+"$PY" -m benchmarks.qm9_3d_vs_2d collect "$OUT" --json "$HERE/benchmarks/results/qm9_3d_vs_2d.json" \
+  --plot "$HERE/docs/results/qm9_3d_vs_2d.png"
+"$PY" -m benchmarks.qm9_3d_vs_2d conformers "$OUT" --json "$HERE/benchmarks/results/qm9_3d_vs_2d_conformers.json"
