@@ -176,3 +176,45 @@ def test_bad_mode_is_a_config_error():
         Graph3DFeaturizer(mode="bonded")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="radius_tokens"):
         Graph3DFeaturizer(radius_tokens=0.0)
+
+
+def test_a_version_2_3d_artifact_predicts_as_before(qm9, tmp_path):
+    """An artifact written before issue 20 (config.json: featuriser ``3d`` version 2, no mode,
+    no loss, no pair_rbf) loads and predicts on structures exactly what its model gives on the
+    radius-graph features it was trained with."""
+    import json
+
+    import torch
+
+    from molprop import Predictor
+    from molprop.artifact.config import ArtifactConfig
+    from molprop.artifact.store import save_artifact
+    from molprop.data import collate_graphs
+    from molprop.models.config import ModelConfig, TaskConfig
+    from molprop.training.fit import build_model
+
+    radius = Graph3DFeaturizer(mode="radius", atom_gaussians=False, max_neighbors=6)
+    mc = ModelConfig(
+        node_dim=radius.node_dim,
+        edge_dim=radius.edge_dim,
+        n_tasks=1,
+        hidden_dim=16,
+        heads=2,
+        layers="MSMP S",
+        num_seeds=4,
+    )
+    task = TaskConfig(("gap",), scaler_mean=(6.8,), scaler_std=(1.3,))
+    config = ArtifactConfig(
+        model=mc, task=task, featurizer=FeaturizerConfig("3d", {"max_neighbors": 6}, version=2)
+    )
+    model = build_model(mc, 0).eval()
+    save_artifact(tmp_path, config, [model])
+    raw = json.loads((tmp_path / "config.json").read_text())
+    for section, key in (("train", "loss"), ("model", "pair_rbf")):
+        del raw[section][key]  # as an older molprop wrote it
+    raw["featurizer"]["params"].pop("mode", None)
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    got = Predictor.from_pretrained(tmp_path).predict_structures(qm9[:6])["gap"].to_numpy()
+    with torch.no_grad():
+        out = model(collate_graphs([radius(s) for s in qm9[:6]])).numpy()[:, 0]
+    np.testing.assert_allclose(got, out * 1.3 + 6.8, rtol=1e-5, atol=1e-5)
