@@ -146,31 +146,48 @@ def plot(runs: dict, path: Path) -> None:
 
 
 def conformer_scores(out: Path, json_path: Path) -> dict:
-    """Each 3D run's test MAE (eV) on the DFT geometries and on seeded RDKit ETKDGv3/MMFF
-    conformers of the same test molecules' SMILES (what a SMILES user gets); 2D runs on the
-    SMILES. Rows that fail (no conformer) are counted, not dropped silently."""
+    """Each run's test MAE (eV) on SMILES input (3D: seeded RDKit ETKDGv3/MMFF conformers, what a
+    SMILES user gets) and, for 3D runs, on the DFT geometries. SMILES that cannot be embedded are
+    counted (``smiles_failed``); the MAEs are over the test molecules every run of the same size
+    predicted (``n_common``), so 2D and 3D are compared on the same molecules."""
     from molprop import Predictor
 
-    scores = {}
+    preds: dict[str, tuple[int, pd.DataFrame, pd.DataFrame | None]] = {}
+    tests: dict[int, pd.DataFrame] = {}
     for run in sorted(p for p in (out / "runs").iterdir() if (p / "metrics.json").exists()):
         n = int(run.name.split("_n")[1].split("_")[0])
-        table = pd.read_csv(out / f"qm9_{n}.csv")
-        test = table[table["split"] == "test"].reset_index(drop=True)
+        if n not in tests:
+            table = pd.read_csv(out / f"qm9_{n}.csv")
+            tests[n] = table[table["split"] == "test"].reset_index(drop=True)
         model = Predictor.from_pretrained(run)
-        on_smiles = model.predict(test["smiles"].tolist())
-        ok = on_smiles["status"] == "ok"
-        entry = {"n_test": len(test), "smiles_failed": int((~ok).sum())}
-        entry["smiles_input_mae_ev"] = {
-            t: float((on_smiles.loc[ok, t] - test.loc[ok, t]).abs().mean()) for t in TARGETS
-        }
+        on_smiles = model.predict(tests[n]["smiles"].tolist())
+        on_geometry = None
         if run.name.startswith("3d"):
             frames = read_ase_frames(out / f"qm9_{n}.extxyz", f"qm9_{n}.extxyz")
-            test_frames = [f for f in frames if f.info["split"] == "test"]
-            on_geometry = model.predict_structures(test_frames)
+            on_geometry = model.predict_structures([f for f in frames if f.info["split"] == "test"])
+        preds[run.name] = (n, on_smiles, on_geometry)
+    common = {
+        n: np.logical_and.reduce(
+            [p[1]["status"].eq("ok").to_numpy() for p in preds.values() if p[0] == n]
+        )
+        for n in tests
+    }
+    scores = {}
+    for name, (n, on_smiles, on_geometry) in preds.items():
+        ok, test = common[n], tests[n]
+        entry = {
+            "n_test": len(test),
+            "smiles_failed": int((on_smiles["status"] != "ok").sum()),
+            "n_common": int(ok.sum()),
+            "smiles_input_mae_ev": {
+                t: float((on_smiles[t] - test[t]).abs()[ok].mean()) for t in TARGETS
+            },
+        }
+        if on_geometry is not None:
             entry["dft_geometry_mae_ev"] = {
-                t: float((on_geometry[t] - test[t]).abs().mean()) for t in TARGETS
+                t: float((on_geometry[t] - test[t]).abs()[ok].mean()) for t in TARGETS
             }
-        scores[run.name] = entry
+        scores[name] = entry
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(scores, indent=2) + "\n")
     return scores
