@@ -102,7 +102,9 @@ def test_swiglu_and_dropout_configs_run_and_differ():
 # ----------------------------------------------------------------- periodic: exact extensivity
 
 OXIDES_PATH = Path(__file__).resolve().parents[3] / "data" / "periodic" / "oxides.extxyz.gz"
-F3D = Graph3DFeaturizer()  # 6 Å cutoff, cap of 12 neighbours (ties kept)
+F3D = Graph3DFeaturizer(
+    mode="radius", atom_gaussians=False
+)  # the radius graph: 6 Å, cap of 12 (ties kept)
 # per-atom energy scaling of the oxides (eV/atom), as `train --per-atom` would fit it
 ENERGY = TaskConfig(("energy",), scaler_mean=(-8.23,), scaler_std=(0.93,), per_atom=True)
 
