@@ -18,6 +18,8 @@ class MolGraph:
         pos: optional (n_nodes, 3) float32 Cartesian coordinates (Å).
         edge_vec_shift: optional (n_edges, 3) float32 Cartesian image shift for periodic edges,
             so that ``pos[dst] + shift - pos[src]`` is the true bond vector.
+        z: optional (n_nodes,) int64 atomic numbers (3D featurisers; read by the model's
+            element-pair Gaussians).
         n_atoms: number of atoms (equals n_nodes).
     """
 
@@ -26,6 +28,7 @@ class MolGraph:
     edge_attr: np.ndarray
     pos: np.ndarray | None = None
     edge_vec_shift: np.ndarray | None = None
+    z: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.x.ndim != 2:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -239,6 +240,11 @@ def token_text(config: ArtifactConfig) -> str:
     """The members' kind and what their attention runs over: ESA edges or NSA atoms."""
     if config.model.token_kind == "nsa":
         return "NSA members (node set attention: the tokens are the atoms)"
+    if _is_3d(config) and _featurizer_3d(config).mode == "bonds":
+        return (
+            "ESA members (edge set attention: the tokens are the directed bonds, plus directed "
+            "non-bonded pairs where the featuriser adds them)"
+        )
     if _is_3d(config):
         return (
             "ESA members (edge set attention: the tokens are the radius graph's directed atom "
@@ -247,6 +253,13 @@ def token_text(config: ArtifactConfig) -> str:
     if config.model.token_scheme == "undirected":
         return "ESA members (edge set attention: the tokens are the bonds, one undirected each)"
     return "ESA members (edge set attention: the tokens are the bonds, two directed edges each)"
+
+
+def _featurizer_3d(config: ArtifactConfig) -> Any:
+    """The 3D featuriser of ``config`` with the parameter defaults of its version."""
+    from molprop.featurize import build_featurizer
+
+    return build_featurizer(config.featurizer)
 
 
 def _cutoff_text(params: dict, periodic: bool | None) -> str:
@@ -278,10 +291,10 @@ def input_text(config: ArtifactConfig) -> str:
         )
     if feat.kind != "3d":
         return f"Input: featuriser `{feat.kind}` version {version} (parameters {feat.params})."
-    from molprop.featurize.graph3d import Graph3DFeaturizer
-
-    f = Graph3DFeaturizer(**feat.params)
+    f = _featurizer_3d(config)
     periodic = config.provenance.periodic
+    if f.mode == "bonds":
+        return _bonds_input_text(f, version, _cutoff_text(feat.params, periodic), periodic)
     neighbours = f"at most the {f.max_neighbors} nearest per atom" if f.max_neighbors else "no cap"
     nodes = ["element"]
     nodes += ["OC20 tag"] if f.tags else []
@@ -303,6 +316,36 @@ def input_text(config: ArtifactConfig) -> str:
     return (
         text + f" SMILES are embedded as one ETKDGv3{'/MMFF' if f.mmff else ''} conformer "
         f"(seed {f.seed})."
+    )
+
+
+def _bonds_input_text(f: Any, version: int, cutoff: str, periodic: bool | None) -> str:
+    extra = (
+        f" and every non-bonded pair closer than {float(f.radius_tokens):g} Å (flagged not a bond)"
+        if f.radius_tokens
+        else ""
+    )
+    nodes = ["the RDKit atom features of the 2D featuriser", "element"]
+    nodes += ["OC20 tag"] if f.tags else []
+    nodes += ["fixed-atom flag"] if f.fixed else []
+    nodes += [f"per-atom sum of the distance Gaussians over all atoms within {cutoff}"] * bool(
+        f.atom_gaussians
+    )
+    text = (
+        f"Input: 3D molecular graph (featuriser `3d` version {version}, mode `bonds`) of "
+        f"{'all atoms' if f.include_h else 'the heavy atoms'}: tokens are the bonds{extra}, each "
+        f"with the RDKit bond features of the 2D featuriser and its length as {f.num_gaussians} "
+        f"Gaussians (cutoff {cutoff}); atom features: {', '.join(nodes)}. Structures without "
+        "bonds (xyz, ASE, pymatgen, SDF) get them from RDKit's rdDetermineBonds; where that "
+        "fails (and for periodic systems) the radius graph is used instead."
+    )
+    if periodic:
+        text += " Trained on periodic structures."
+    elif periodic is False:
+        text += " Trained on non-periodic molecules."
+    return text + (
+        f" SMILES are embedded as one ETKDGv3{'/MMFF' if f.mmff else ''} conformer "
+        f"(seed {f.seed}) and keep the SMILES's bonds."
     )
 
 
@@ -351,12 +394,18 @@ def limit_lines(config: ArtifactConfig, n_train: object) -> list[str]:
     """What the model cannot see or tell apart (``n_train``: training-set size, if known)."""
     n = f"{n_train} " if isinstance(n_train, int) else "a limited set of "
     if _is_3d(config):
+        mirror = (
+            "Stereo enters as CIP labels (from the SMILES, or from the 3D geometry for "
+            "structures), so enantiomers can differ."
+            if _featurizer_3d(config).mode == "bonds"
+            else "Distances do not change under a mirror image: enantiomers get the same "
+            "prediction."
+        )
         return [
             f"- Trained on {n}structures: structures unlike them (other elements, sizes "
             "or bonding) are unreliable (check `uncertainty`).",
             "- 3D model: the prediction depends on the geometry given; from a SMILES it uses one "
-            "conformer, so other conformers can give other values. Distances do not change "
-            "under a mirror image: enantiomers get the same prediction.",
+            f"conformer, so other conformers can give other values. {mirror}",
         ]
     stereo = (
         "- 2D graph model: stereoisomers are told apart through their CIP labels (R/S, E/Z) "

@@ -10,6 +10,7 @@ from typing import Any
 from molprop.errors import ConfigError
 from molprop.featurize import FeaturizerConfig
 from molprop.models.config import (
+    LOSSES,
     MLP_KINDS,
     PRESETS,
     SCHEDULES,
@@ -106,6 +107,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="3D only: append K learnable Gaussians of the edge length (default 0: off)",
     )
     g.add_argument(
+        "--pair-rbf",
+        type=int,
+        default=0,
+        metavar="K",
+        help="3D only: K learnable Gaussians conditioned on the element pair, on each edge and "
+        "summed per atom (default 0: off)",
+    )
+    g.add_argument(
         "--rbf-cutoff",
         type=float,
         default=_M["rbf_cutoff"].default,
@@ -145,6 +154,13 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         default=_T.weight_decay_on,
         help="matrices: decay only Linear weight matrices (not biases, LayerNorm, PMA seeds); "
         f"all: every parameter (default {_T.weight_decay_on})",
+    )
+    g.add_argument(
+        "--loss",
+        choices=list(LOSSES),
+        default=None,
+        help=f"regression loss on standardised targets (default {_T.loss}; huber: delta 1); "
+        "classification always uses BCE and rejects this flag",
     )
     g.add_argument("--patience", type=int, default=_T.patience, help="early-stopping patience")
     g.add_argument(
@@ -232,11 +248,19 @@ def model_overrides(args: argparse.Namespace) -> dict:
         "size_linear": not args.no_size_linear,
         "learnable_rbf": args.learnable_rbf,
         "rbf_cutoff": args.rbf_cutoff,
+        "pair_rbf": args.pair_rbf,
     }
 
 
 def train_config(args: argparse.Namespace) -> TrainConfig:
+    loss = getattr(args, "loss", None)
+    if loss is not None and getattr(args, "task_type", "regression") == "classification":
+        raise ConfigError(
+            f"--loss {loss}: classification tasks are trained with binary cross-entropy; "
+            "--loss applies to regression only"
+        )
     return TrainConfig(
+        loss=loss or _T.loss,
         epochs=args.epochs,
         batch_size=_pick(args, "train", "batch_size", _T.batch_size),
         lr=_pick(args, "train", "lr", _T.lr),

@@ -21,6 +21,7 @@ class GraphBatch:
         n_nodes, n_edges: (B,) counts; y, y_mask: (B, T) or None
         pos: (N, 3) or None; edge_vec_shift: (E, 3) or None (zeros for the molecules of a batch
             that also holds periodic graphs)
+        z: (N,) int64 atomic numbers or None (only when every graph has them)
         extra: (B, A) per-graph features appended before the head (label augmentation) or None
     """
 
@@ -36,6 +37,7 @@ class GraphBatch:
     pos: torch.Tensor | None = None
     edge_vec_shift: torch.Tensor | None = None
     extra: torch.Tensor | None = None
+    z: torch.Tensor | None = None
 
     @property
     def num_graphs(self) -> int:
@@ -76,6 +78,8 @@ def collate_graphs(
     )
     if all(g.pos is not None for g in graphs):
         batch.pos = torch.from_numpy(np.concatenate([g.pos for g in graphs]).astype(np.float32))
+    if all(g.z is not None for g in graphs):
+        batch.z = torch.from_numpy(np.concatenate([g.z for g in graphs]).astype(np.int64))
     if any(g.edge_vec_shift is not None for g in graphs):  # molecules among crystals: zero shifts
         shifts = np.concatenate(
             [

@@ -26,8 +26,17 @@ class Featurizer(Protocol):
 #: Version of each featuriser's output, recorded in every artifact's ``config.json``. A model is
 #: only served with the featuriser version it was trained on. History: "2d" 1 -> 2 and "3d"
 #: 1 -> 2: stereo as CIP classes instead of RDKit's atom-order-relative chiral tags, and 3D
-#: conformers embedded from a canonical atom order (same molecule, same features).
-FEATURIZER_VERSIONS: dict[str, int] = {"2d": 2, "3d": 2}
+#: conformers embedded from a canonical atom order (same molecule, same features). "3d" 2 -> 3
+#: (issue 20): a ``mode`` parameter, default ``"bonds"`` (RDKit atom / bond features on bond
+#: tokens + distances) and ``atom_gaussians`` on by default; every graph carries atomic numbers.
+FEATURIZER_VERSIONS: dict[str, int] = {"2d": 2, "3d": 3}
+
+#: Older versions still served, each with the parameter defaults it had: the parameters a config
+#: of that version leaves out are filled in, so the features (and hence the model) are the ones
+#: it was trained with. "3d" version 2 is the radius-graph mode, unchanged.
+COMPATIBLE_VERSIONS: dict[tuple[str, int], dict[str, Any]] = {
+    ("3d", 2): {"mode": "radius", "atom_gaussians": False},
+}
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,15 @@ def build_featurizer(config: FeaturizerConfig) -> Any:
             f"unknown featurizer kind {config.kind!r}; choose one of {sorted(_REGISTRY)}"
         )
     current = FEATURIZER_VERSIONS.get(config.kind, 1)
+    legacy = COMPATIBLE_VERSIONS.get((config.kind, config.resolved_version))
+    if legacy is not None:
+        params = {**legacy, **config.params}
+        if params["mode"] != legacy["mode"]:
+            raise ConfigError(
+                f"{config.kind!r} featuriser version {config.resolved_version} has no mode "
+                f"{params['mode']!r}; retrain or fine-tune the model with this release"
+            )
+        return _REGISTRY[config.kind](**params)
     if config.resolved_version != current:
         raise ConfigError(
             f"this model was trained with {config.kind!r} featuriser version "
@@ -90,6 +108,7 @@ def build_featurizer(config: FeaturizerConfig) -> Any:
 
 
 __all__ = [
+    "COMPATIBLE_VERSIONS",
     "FEATURIZER_VERSIONS",
     "MolGraph",
     "Featurizer",

@@ -17,10 +17,11 @@ from molprop.data.scaling import TargetScaler
 from molprop.errors import ConfigError
 from molprop.nn.attention import MLP_KINDS, BlockConfig, MlpKind
 from molprop.nn.edge_sets import TOKEN_KINDS, TOKEN_SCHEMES, TokenKind, TokenScheme
-from molprop.nn.heads import TASK_TYPES, TaskType
+from molprop.nn.heads import REGRESSION_LOSSES, TASK_TYPES, RegressionLoss, TaskType
 
 WeightDecayOn = Literal["matrices", "all"]
 WEIGHT_DECAY_ON: tuple[str, ...] = get_args(WeightDecayOn)
+LOSSES = REGRESSION_LOSSES
 #: LR schedules (``TrainConfig.schedule``): ``plateau`` halves the lr when the monitored loss
 #: stalls; ``warmup_decay`` (chemprop-like "Noam"): per step, linear warm-up from
 #: ``lr * lr_floor`` to ``lr`` over ``warmup_epochs``, then exponential decay to ``lr * lr_floor``
@@ -29,6 +30,7 @@ Schedule = Literal["plateau", "warmup_decay"]
 SCHEDULES: tuple[str, ...] = get_args(Schedule)
 
 __all__ = [
+    "LOSSES",
     "MLP_KINDS",
     "PRESETS",
     "PRESET_KEYS",
@@ -92,7 +94,10 @@ class ModelConfig:
     counts) and a scaled token sum (see ``molprop.nn.readout``); ``n_extra`` per-graph features
     appended before the head (label/embedding augmentation); ``learnable_rbf`` K > 0 appends K
     learnable Gaussians of the 3D edge length (cut off at ``rbf_cutoff`` Å) to the edge features
-    (see ``molprop.nn.distance_basis``); ``size_linear`` adds the counts / SUM_SCALE to the size
+    (see ``molprop.nn.distance_basis``); ``pair_rbf`` P > 0 adds P element-pair-conditioned
+    learnable Gaussians (cut off at ``rbf_cutoff``) to each edge (ESA) and, summed, to each atom
+    (``PairGaussianBasis``; 3D featuriser only, 0 in configs written before it existed);
+    ``size_linear`` adds the counts / SUM_SCALE to the size
     path (configs written before this option existed load with it off, so their weights keep
     their meaning). ``extra_to_head`` (default on) appends the extra inputs to the head's input;
     ``extra_skip`` adds a linear map of them to the output (``y = head(emb [⊕ x]) + W·x + b``,
@@ -130,6 +135,7 @@ class ModelConfig:
     extra_to_head: bool = True
     extra_skip: bool = False
     token_scheme: TokenScheme = "directed"
+    pair_rbf: int = 0
 
     def __post_init__(self) -> None:
         parse_layers(self.layers)
@@ -230,7 +236,10 @@ class TrainConfig:
     ``weight_decay_on`` ``"matrices"``: AdamW decays only the weight matrices of Linear layers
     (not biases, LayerNorm weights, PMA seeds or distance-basis centres / widths); ``"all"``:
     every trainable parameter (the only behaviour before issue 16; artifacts written before the
-    option existed load with it).
+    option existed load with it). ``loss`` (regression only; issue 20): ``"mse"`` squared error
+    (the default, and what every earlier artifact used), ``"mae"`` absolute error, ``"huber"``
+    Huber with delta 1, all on standardised targets; classification always trains with BCE and
+    refuses any other value.
     """
 
     epochs: int = 120
@@ -252,10 +261,12 @@ class TrainConfig:
     weight_decay_on: WeightDecayOn = "matrices"
     schedule: Schedule = "plateau"
     lr_floor: float = 0.1
+    loss: RegressionLoss = "mse"
 
     def __post_init__(self) -> None:
         check_choice("weight_decay_on", self.weight_decay_on, WEIGHT_DECAY_ON)
         check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("loss", self.loss, LOSSES)
         if not 0.0 < self.lr_floor <= 1.0:
             raise ConfigError(f"lr_floor must be in (0, 1], got {self.lr_floor}")
 

@@ -63,6 +63,7 @@ class MolPropModel(nn.Module):
             learnable_rbf=config.learnable_rbf,
             rbf_cutoff=config.rbf_cutoff,
             token_scheme=config.token_scheme,
+            pair_rbf=config.pair_rbf,
         )
         readout = AttentionReadout(
             config.hidden_dim,

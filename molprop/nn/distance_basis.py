@@ -52,3 +52,40 @@ class LearnableGaussianBasis(nn.Module):
         gauss = torch.exp(-0.5 * ((d - self.centres[None, :]) / width) ** 2)  # (E, K)
         envelope = 0.5 * (torch.cos(math.pi * d / self.cutoff) + 1.0) * (d < self.cutoff)
         return gauss * envelope
+
+
+#: Atomic numbers 0..MAX_Z get their own element-pair parameters (larger ones share slot MAX_Z).
+MAX_Z = 100
+
+
+class PairGaussianBasis(nn.Module):
+    """Element-pair-conditioned learnable Gaussians (the paper's 3D input, after Graphormer-3D /
+    Transformer-M): each unordered element pair (Z_i, Z_j) has a learned scale a and offset b,
+    and K Gaussians with trained centres and widths are taken of a * d + b, times the cosine
+    envelope of d at ``cutoff`` (so features still vanish smoothly at the cutoff). delta and b
+    start at 0 (weight decay pulls them back there, not a towards 0), so an untrained basis equals :class:`LearnableGaussianBasis`.
+
+    Shapes:
+        d: (E,) edge lengths in Å; z_src, z_dst: (E,) atomic numbers -> (E, K)
+    """
+
+    def __init__(self, num_gaussians: int, cutoff: float):
+        super().__init__()
+        self.basis = LearnableGaussianBasis(num_gaussians, cutoff)
+        n_pairs = (MAX_Z + 1) * (MAX_Z + 1)
+        self.scale_delta = nn.Embedding(n_pairs, 1)
+        self.offset = nn.Embedding(n_pairs, 1)
+        nn.init.zeros_(self.scale_delta.weight)
+        nn.init.zeros_(self.offset.weight)
+
+    def forward(self, d: torch.Tensor, z_src: torch.Tensor, z_dst: torch.Tensor) -> torch.Tensor:
+        a = z_src.clamp(0, MAX_Z)
+        b = z_dst.clamp(0, MAX_Z)
+        pair = torch.minimum(a, b) * (MAX_Z + 1) + torch.maximum(a, b)  # symmetric in i, j
+        scale = 1.0 + self.scale_delta(pair).squeeze(-1)
+        scaled = scale * d + self.offset(pair).squeeze(-1)
+        basis = self.basis
+        width = basis.log_widths.exp()[None, :]
+        gauss = torch.exp(-0.5 * ((scaled[:, None] - basis.centres[None, :]) / width) ** 2)
+        envelope = 0.5 * (torch.cos(math.pi * d / basis.cutoff) + 1.0) * (d < basis.cutoff)
+        return gauss * envelope[:, None]

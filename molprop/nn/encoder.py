@@ -13,7 +13,7 @@ from torch import nn
 
 from molprop.data.batch import GraphBatch
 from molprop.nn.attention import MAB, BlockConfig
-from molprop.nn.distance_basis import LearnableGaussianBasis, edge_lengths
+from molprop.nn.distance_basis import LearnableGaussianBasis, PairGaussianBasis, edge_lengths
 from molprop.nn.edge_sets import TokenKind, TokenScheme, TokenSet, token_input_dim, token_set
 
 
@@ -24,6 +24,9 @@ class SetEncoder(nn.Module):
     ``learnable_rbf`` K > 0 adds K learnable Gaussians of the 3D edge length
     (:class:`LearnableGaussianBasis`) to each edge's (ESA) or, summed, each atom's (NSA) features.
     ``token_scheme`` (ESA): ``directed`` edge tokens or ``undirected`` bond tokens.
+    ``pair_rbf`` P > 0 adds P element-pair-conditioned learnable Gaussians
+    (:class:`PairGaussianBasis`, needs ``batch.z``) to each edge's features (ESA) and, summed over
+    each atom's edges, to each atom's features (ESA and NSA: the paper's per-atom sums).
 
     Shapes:
         batch: GraphBatch of B graphs -> h: (B, L_max, dim) token states (padded slots are
@@ -41,6 +44,7 @@ class SetEncoder(nn.Module):
         learnable_rbf: int = 0,
         rbf_cutoff: float = 5.0,
         token_scheme: TokenScheme = "directed",
+        pair_rbf: int = 0,
     ):
         super().__init__()
         self.token_kind = token_kind
@@ -48,12 +52,14 @@ class SetEncoder(nn.Module):
         self.pattern = pattern
         self.dim = dim
         self.rbf = LearnableGaussianBasis(learnable_rbf, rbf_cutoff) if learnable_rbf else None
-        k = learnable_rbf
-        # ESA: learned channels join each edge's features; NSA: summed over each atom's edges
+        self.pair_rbf = PairGaussianBasis(pair_rbf, rbf_cutoff) if pair_rbf else None
+        k, p = learnable_rbf, pair_rbf
+        # ESA: learned channels join each edge's features; NSA: summed over each atom's edges.
+        # Pair Gaussians: on each edge (ESA) and summed per atom (both).
         in_dim = token_input_dim(
             token_kind,
-            node_dim + (k if token_kind == "nsa" else 0),
-            edge_dim + (k if token_kind == "esa" else 0),
+            node_dim + (k if token_kind == "nsa" else 0) + p,
+            edge_dim + (k + p if token_kind == "esa" else 0),
         )
         self.embed = nn.Sequential(nn.Linear(in_dim, dim), nn.GELU(), nn.Linear(dim, dim))
         self.blocks = nn.ModuleList(MAB(dim, block) for _ in pattern)
@@ -68,6 +74,19 @@ class SetEncoder(nn.Module):
                 per_atom = learned.new_zeros(batch.x.shape[0], learned.shape[1])
                 per_atom.index_add_(0, batch.edge_index[0], learned)  # (N, K)
                 batch = replace(batch, x=torch.cat([batch.x, per_atom], dim=-1))
+        if self.pair_rbf is not None:
+            if batch.z is None:
+                raise ValueError("element-pair Gaussians need atomic numbers (--featurizer 3d)")
+            src, dst = batch.edge_index
+            pair = self.pair_rbf(edge_lengths(batch), batch.z[src], batch.z[dst])
+            pair = pair.to(batch.edge_attr.dtype)  # (E, P)
+            per_atom = pair.new_zeros(batch.x.shape[0], pair.shape[1])
+            per_atom.index_add_(0, src, pair)  # (N, P)
+            x = torch.cat([batch.x, per_atom], dim=-1)
+            edge_attr = batch.edge_attr
+            if self.token_kind == "esa":
+                edge_attr = torch.cat([edge_attr, pair], dim=-1)
+            batch = replace(batch, x=x, edge_attr=edge_attr)
         tokens = token_set(batch, self.token_kind, self.token_scheme)
         h0 = tokens.pad(self.embed(tokens.features))  # (B, L_max, dim)
         structure = tokens.structure_mask

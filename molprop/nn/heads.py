@@ -15,6 +15,9 @@ from torch import nn
 #: What a head predicts: standardised values (regression) or logits (classification).
 TaskType = Literal["regression", "classification"]
 TASK_TYPES: tuple[str, ...] = get_args(TaskType)
+#: Regression losses on standardised targets: squared, absolute, Huber (delta 1).
+RegressionLoss = Literal["mse", "mae", "huber"]
+REGRESSION_LOSSES: tuple[str, ...] = get_args(RegressionLoss)
 
 
 class PredictionHead(nn.Module):
@@ -38,13 +41,24 @@ class PredictionHead(nn.Module):
 
 
 def masked_loss(
-    pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, task_type: TaskType
+    pred: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    task_type: TaskType,
+    loss: RegressionLoss = "mse",
 ) -> torch.Tensor:
-    """Mean loss over labelled entries only: BCE with logits (classification) or squared error
-    (regression). pred/target/mask: (B, T) -> scalar."""
+    """Mean loss over labelled entries only: BCE with logits (classification) or ``loss``
+    (regression: squared error, absolute error or Huber with delta 1). pred/target/mask: (B, T)
+    -> scalar."""
     if task_type == "classification":
         per = F.binary_cross_entropy_with_logits(pred, target, reduction="none")
-    else:
+    elif loss == "mae":
+        per = F.l1_loss(pred, target, reduction="none")
+    elif loss == "huber":
+        per = F.huber_loss(pred, target, reduction="none", delta=1.0)
+    elif loss == "mse":
         per = F.mse_loss(pred, target, reduction="none")
+    else:
+        raise ValueError(f"regression loss must be one of {REGRESSION_LOSSES}, got {loss!r}")
     weight = mask.to(per.dtype)
     return (per * weight).sum() / weight.sum().clamp_min(1.0)

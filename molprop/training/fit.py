@@ -79,6 +79,7 @@ def fit_member(
         schedule=cfg.schedule,
         warmup_epochs=cfg.warmup_epochs,
         lr_floor=cfg.lr_floor,
+        loss=cfg.loss,
     )
     callbacks: list = [EarlyStopping(monitor=monitor, patience=cfg.patience, mode="min")]
     callbacks.extend(extra_callbacks)

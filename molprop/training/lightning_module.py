@@ -28,8 +28,10 @@ from lightning.pytorch.trainer.states import TrainerFn
 from torch import nn
 
 from molprop.data.batch import GraphBatch
+from molprop.errors import ConfigError
 from molprop.models.config import (
     SCHEDULES,
+    LOSSES,
     TASK_TYPES,
     WEIGHT_DECAY_ON,
     Schedule,
@@ -38,7 +40,7 @@ from molprop.models.config import (
     check_choice,
 )
 from molprop.models.model import MolPropModel
-from molprop.nn.heads import masked_loss
+from molprop.nn.heads import RegressionLoss, masked_loss
 
 #: Module types whose ``weight`` is decayed with ``weight_decay_on="matrices"``.
 DECAYED_MODULES: tuple[type[nn.Module], ...] = (nn.Linear, nn.Embedding)
@@ -91,7 +93,8 @@ def warmup_decay_factor(step: int, warmup_steps: int, total_steps: int, floor: f
 
 class LitMolProp(L.LightningModule):
     """Trains a :class:`MolPropModel` with the loss of ``task_type`` (``TaskConfig.task_type``:
-    squared error on standardised targets, or BCE with logits). Only parameters with
+    ``loss`` -- squared / absolute error or Huber -- on standardised targets, or BCE with logits;
+    a classification task with a loss other than the default is a ConfigError). Only parameters with
     ``requires_grad`` are optimised (so a frozen encoder stays bit-identical)."""
 
     def __init__(
@@ -107,12 +110,20 @@ class LitMolProp(L.LightningModule):
         schedule: Schedule = "plateau",
         warmup_epochs: float = 0.0,
         lr_floor: float = 0.1,
+        loss: RegressionLoss = "mse",
     ):
         super().__init__()
         check_choice("schedule", schedule, SCHEDULES)
+        check_choice("loss", loss, LOSSES)
+        if task_type == "classification" and loss != "mse":
+            raise ConfigError(
+                f"loss {loss!r}: classification tasks are trained with binary cross-entropy; "
+                "the loss option applies to regression only"
+            )
         self.schedule = schedule
         self.warmup_epochs = float(warmup_epochs)
         self.lr_floor = float(lr_floor)
+        self.loss = loss
         self.model = model
         self.lr = lr
         self.weight_decay = weight_decay
@@ -135,7 +146,7 @@ class LitMolProp(L.LightningModule):
 
     def _loss(self, batch: GraphBatch) -> torch.Tensor:
         pred = self.model(batch).float()
-        return masked_loss(pred, batch.y, batch.y_mask, self.task_type)
+        return masked_loss(pred, batch.y, batch.y_mask, self.task_type, self.loss)
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):  # noqa: D102
         return batch.to(device) if isinstance(batch, GraphBatch) else batch

@@ -110,7 +110,7 @@ def test_card_of_a_periodic_3d_per_atom_model(tmp_path: Path) -> None:
     card = _card(
         _artifact(
             tmp_path / "p3d",
-            featurizer=FeaturizerConfig("3d", {"tags": True}),
+            featurizer=FeaturizerConfig("3d", {"tags": True}, version=2),  # radius mode
             provenance=Provenance(data="oxides.extxyz", split_type="random", periodic=True),
             per_atom=True,
         )
@@ -129,13 +129,34 @@ def test_card_of_a_molecular_3d_nsa_model_with_its_cutoff(tmp_path: Path) -> Non
         _artifact(
             tmp_path / "m3d",
             token_kind="nsa",
-            featurizer=FeaturizerConfig("3d", {"cutoff": 4.5, "max_neighbors": None}),
+            featurizer=FeaturizerConfig(
+                "3d",
+                {"mode": "radius", "cutoff": 4.5, "max_neighbors": None, "atom_gaussians": False},
+            ),
             provenance=Provenance(data="qm9.sdf", split_type="scaffold", periodic=False),
         )
     )
     assert "NSA members" in card and "3D radius graph" in card
     assert "cutoff of 4.5 Å (no cap)" in card and "Trained on non-periodic molecules" in card
     assert "periodic structures" not in card and "per-atom" not in card
+
+
+def test_card_of_a_bonds_mode_3d_model(tmp_path: Path) -> None:
+    """Issue 20: the 3D mode that contains the 2D featuriser says so (bonds, RDKit features,
+    perception, atom sums, stereo), not "radius graph" or "enantiomers get the same"."""
+    card = _card(
+        _artifact(
+            tmp_path / "b3d",
+            featurizer=FeaturizerConfig("3d", {"include_h": False, "radius_tokens": 3.0}),
+            provenance=Provenance(data="qm9.extxyz", split_type="random", periodic=False),
+        )
+    )
+    assert "3D molecular graph (featuriser `3d` version 3, mode `bonds`) of the heavy atoms" in card
+    assert "non-bonded pair closer than 3 Å (flagged not a bond)" in card
+    assert "RDKit atom features of the 2D featuriser" in card and "rdDetermineBonds" in card
+    assert "per-atom sum of the distance Gaussians over all atoms within 5 Å" in card
+    assert "tokens are the directed bonds" in card and "enantiomers can differ" in card
+    assert "radius graph's" not in card and "enantiomers get the same" not in card
 
 
 def test_card_of_a_fine_tuned_label_augmented_model(tmp_path: Path) -> None:

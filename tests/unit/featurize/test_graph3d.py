@@ -51,7 +51,8 @@ def test_max_neighbors_keeps_ties():
 
 
 def test_registered_and_dimensions(qm9_molecules):
-    feat = build_featurizer(FeaturizerConfig("3d", {"num_gaussians": 16, "tags": True}))
+    params = {"mode": "radius", "num_gaussians": 16, "tags": True}
+    feat = build_featurizer(FeaturizerConfig("3d", params))
     assert isinstance(feat, Graph3DFeaturizer)
     g = feat(qm9_molecules[0])
     assert g.x.shape == (qm9_molecules[0].n_atoms, feat.node_dim)
@@ -88,8 +89,18 @@ def _moved(s: Structure3D, rot: np.ndarray, shift: np.ndarray, perm: np.ndarray)
 
 
 @pytest.mark.parametrize("token_kind", ["esa", "nsa"])
-def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind):
-    feat = Graph3DFeaturizer(num_gaussians=16, max_neighbors=8, atom_gaussians=True)
+@pytest.mark.parametrize("mode", ["radius", "bonds"])
+def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind, mode):
+    """Both 3D modes; ``bonds`` with perceived bonds, non-bonded radius tokens and the
+    element-pair Gaussians (issue 20)."""
+    bonds = mode == "bonds"
+    feat = Graph3DFeaturizer(
+        mode=mode,
+        num_gaussians=16,
+        max_neighbors=8,
+        atom_gaussians=True,
+        radius_tokens=3.0 if bonds else None,
+    )
     config = ModelConfig(
         node_dim=feat.node_dim,
         edge_dim=feat.edge_dim,
@@ -100,6 +111,7 @@ def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind):
         layers="MSMP S",
         num_seeds=4,
         head_hidden=16,
+        pair_rbf=4 if bonds else 0,
     )
     model = build_model(config, 0).eval()
     rng = np.random.default_rng(0)

@@ -179,3 +179,17 @@ def test_image_ids_identify_equal_and_opposite_shifts(longest):
     assert sid[0] == sid[1] and sid[0] == nid[2] and nid[0] == sid[2] and sid[0] != sid[2]
     assert sid[4] == nid[5] and sid[4] != sid[5] and sid[3] == nid[3]
     assert zero.tolist() == [False, False, False, True, False, False]
+
+
+def test_bonds_mode_supercell_atoms_keep_their_cell_features():
+    """Issue 20, mode ``bonds`` (periodic: radius tokens, bare-atom RDKit features, atom sums):
+    every atom of a 2x2x1 supercell has its cell atom's node features, and the same multiset of
+    token features, for every 10th oxide."""
+    feat = Graph3DFeaturizer(mode="bonds")
+    for atoms in OXIDES[::10]:
+        cell, sup = feat.from_structure(atoms), feat.from_structure(atoms.repeat((2, 2, 1)))
+        np.testing.assert_allclose(sup.x, np.tile(cell.x, (4, 1)), rtol=1e-6, atol=1e-6)
+        rows = lambda m: m[np.lexsort(np.round(m, 5).T[::-1])]  # noqa: E731
+        np.testing.assert_allclose(
+            rows(sup.edge_attr), rows(np.tile(cell.edge_attr, (4, 1))), atol=1e-6
+        )

@@ -12,7 +12,7 @@ from molprop.featurize import Graph2DFeaturizer
 from molprop.graph import MolGraph
 from molprop.models.config import ModelConfig
 from molprop.models.model import MolPropModel
-from molprop.nn.distance_basis import LearnableGaussianBasis
+from molprop.nn.distance_basis import LearnableGaussianBasis, PairGaussianBasis
 
 
 def _graph(pos: np.ndarray) -> MolGraph:
@@ -78,3 +78,27 @@ def test_learnable_basis_needs_coordinates():
     )
     with pytest.raises(ValueError, match="3D"):
         MolPropModel.from_config(cfg)(collate_graphs([f.from_smiles("CCO")]))
+
+
+# ----------------------------------------------------------------- element-pair Gaussians (issue 20)
+
+
+def test_pair_gaussians_start_as_the_plain_basis_and_learn_per_element_pair():
+
+    torch.manual_seed(0)
+    pair = PairGaussianBasis(8, 5.0)
+    plain = LearnableGaussianBasis(8, 5.0)
+    d = torch.tensor([0.96, 1.09, 1.43, 1.43, 4.9, 5.2])
+    zi = torch.tensor([8, 6, 6, 7, 1, 6])
+    zj = torch.tensor([1, 1, 8, 6, 1, 6])
+    torch.testing.assert_close(pair(d, zi, zj), plain(d))  # scale 1, offset 0 at the start
+    with torch.no_grad():
+        pair.scale_delta.weight.normal_(0, 0.3)
+        pair.offset.weight.normal_(0, 0.3)
+    out = pair(d, zi, zj)
+    torch.testing.assert_close(out, pair(d, zj, zi))  # symmetric in the two atoms
+    assert not torch.allclose(out[2], out[3])  # same length, C-O vs N-C: different features
+    assert (out[5] == 0).all() and out[4].abs().max() < 0.02  # past / near the cutoff
+    loss = out.square().sum()
+    loss.backward()
+    assert pair.scale_delta.weight.grad.abs().sum() > 0 and pair.offset.weight.grad is not None
