@@ -169,6 +169,7 @@ class ModelConfig:
             # the only scheme before issue 17: config.json files of directed models stay
             # readable by older molprop
             ("token_scheme", "directed"),
+            ("pair_rbf", 0),  # element-pair Gaussians (issue 20): absent before them
         ):
             if out[key] == default:  # written only when set: the earlier layout otherwise
                 del out[key]

@@ -30,8 +30,8 @@ from torch import nn
 from molprop.data.batch import GraphBatch
 from molprop.errors import ConfigError
 from molprop.models.config import (
-    SCHEDULES,
     LOSSES,
+    SCHEDULES,
     TASK_TYPES,
     WEIGHT_DECAY_ON,
     Schedule,
