@@ -21,7 +21,7 @@ serve: install
 
 test: install
 	-@bash scripts/install-system-deps.sh --check
-	$(PY) -m pytest -q -p no:cacheprovider tests
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests
 
 lint: install
 	$(VENV)/bin/ruff check molprop api tests benchmarks
