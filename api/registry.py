@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from molprop.artifact.calibration import ConformalTarget
 from molprop.artifact.card import read_card
 from molprop.artifact.store import CONFIG_NAME, read_metrics
 from molprop.inference import Predictor
@@ -41,9 +42,19 @@ def _test_metrics(directory: Path) -> dict[str, float]:
     }
 
 
+def _warm(predictor: Predictor) -> None:
+    """Build the conformal regressors now (the first one imports crepes and scipy, ~2 s), so
+    that the first request with an interval does not pay for it."""
+    if predictor.calibration is not None:
+        for target in predictor.calibration.targets.values():
+            if isinstance(target, ConformalTarget):
+                target.regressor()
+
+
 def load_model(directory: Path) -> ServedModel:
     """Load one artifact directory (raises ``ArtifactError`` if it is not one)."""
     predictor = Predictor.from_pretrained(directory)
+    _warm(predictor)
     config = predictor.config
     if len(predictor.target_names) != 1:
         raise ValueError(

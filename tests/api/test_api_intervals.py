@@ -82,3 +82,16 @@ def test_uncalibrated_model_says_so(tmp_path: Path, model_dir: Path) -> None:
         assert body["results"][0]["interval"] is None and body["results"][0]["status"] == "ok"
         assert body["calibration"].startswith("not calibrated")
         assert c.get("/v1/models").json()[0]["calibration"].startswith("not calibrated")
+
+
+def test_served_models_build_their_intervals_at_load(model_dir: Path) -> None:
+    """The crepes regressors are built when the service loads a model (the first one imports
+    crepes and scipy, ~2 s), not by the first request that asks for an interval."""
+    from api.registry import load_model
+    from molprop.artifact.calibration import ConformalTarget
+
+    served = load_model(model_dir / "solubility")
+    targets = [
+        t for t in served.predictor.calibration.targets.values() if isinstance(t, ConformalTarget)
+    ]
+    assert targets and all("regressor" in t._cache for t in targets)
