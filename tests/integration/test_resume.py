@@ -71,8 +71,12 @@ def _epochs_done(state: Path) -> int:
 
 def test_killed_run_resumes_to_the_uninterrupted_result(small_esol: Path, tmp_path: Path) -> None:
     full, cut = tmp_path / "full", tmp_path / "cut"
-    subprocess.run(_train_cmd(small_esol, full), check=True, env=_env(), capture_output=True)
-
+    # the uninterrupted run goes alongside the one to kill (1 thread each: the same weights
+    # whatever else runs; waited for below)
+    full_log = open(tmp_path / "full.log", "wb")  # noqa: SIM115 - closed after the wait below
+    uninterrupted = subprocess.Popen(
+        _train_cmd(small_esol, full), env=_env(), stdout=subprocess.DEVNULL, stderr=full_log
+    )
     proc = subprocess.Popen(
         _train_cmd(small_esol, cut),
         env=_env(),
@@ -93,6 +97,9 @@ def test_killed_run_resumes_to_the_uninterrupted_result(small_esol: Path, tmp_pa
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "resumed from" in done.stderr
+    uninterrupted.wait(timeout=300)
+    full_log.close()
+    assert uninterrupted.returncode == 0, (tmp_path / "full.log").read_text()[-2000:]
 
     a = load_file(str(full / "members" / "0" / "model.safetensors"))
     b = load_file(str(cut / "members" / "0" / "model.safetensors"))

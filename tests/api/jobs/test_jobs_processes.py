@@ -88,7 +88,7 @@ def test_two_workers_run_each_job_exactly_once(jobs_client, db_url, model_dir, t
 
 
 def test_kill_9_mid_job_then_a_new_worker_resumes(jobs_client, db_url, model_dir, tmp_path):
-    n = 1500
+    n = 600
     smiles = hiv_smiles(n, invalid_every=11)
     ids = [f"row{i}" for i in range(n)]
     job_id = submit(jobs_client, smiles, ids)
