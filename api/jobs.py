@@ -105,6 +105,19 @@ def _interval(model: ServedModel, level: float | None) -> float | None:
         raise _unprocessable(f"interval: {exc}") from None
 
 
+def _predictable(model: ServedModel) -> ServedModel:
+    """A model a predict job can run: one that needs measured low-fidelity labels per row is
+    refused at submission (jobs take SMILES and ids only), not failed later by the worker."""
+    columns = model.predictor.low_columns
+    if columns:
+        raise _unprocessable(
+            f"model {model.name!r} was trained on measured low-fidelity labels {list(columns)}, "
+            "which jobs do not take: use POST /v1/predict with 'low', or "
+            "`molprop predict --low-column`"
+        )
+    return model
+
+
 def _validate(schema: type, data: Any):
     try:
         return schema.model_validate(data)
@@ -120,7 +133,7 @@ async def _json_job(
     except ValueError as exc:
         raise _unprocessable(f"malformed JSON body: {exc}") from None
     body: JobRequest = _validate(JobRequest, data)
-    model = find_model(body.model, models)
+    model = _predictable(find_model(body.model, models))
     level = _interval(model, body.interval)
     try:
         job_input = JobInput.from_lists(
@@ -177,6 +190,7 @@ def _form_job(
     with tempfile.TemporaryDirectory(prefix="molprop-upload-") as tmp:
         path = _save_upload(upload, Path(tmp))
         if fields.kind == "predict":
+            _predictable(model)
             level = _interval(model, fields.interval)
             required = [fields.id_column] if fields.id_column else []
             try:

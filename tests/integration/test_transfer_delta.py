@@ -139,6 +139,16 @@ def test_service_takes_a_low_field_per_row(runs, tmp_path):
         assert [r["status"] for r in rows] == ["ok", "invalid_input", "invalid_input"]
         assert "row 1" in rows[1]["error"] and "row 2" in rows[2]["error"]
         assert rows[0]["value"] == pytest.approx(values[0], rel=1e-6)
+        # jobs take no low labels: refused at submission, JSON and CSV upload alike
+        job = httpx.post(f"{base}/v1/jobs", json={"model": "ip_delta", "smiles": smiles})
+        assert job.status_code == 422 and "'low'" in job.json()["detail"], job.text
+        upload = httpx.post(
+            f"{base}/v1/jobs",
+            files={"file": ("in.csv", "smiles\n" + "\n".join(smiles) + "\n", "text/csv")},
+            data={"model": "ip_delta"},
+        )
+        assert upload.status_code == 422 and "low-fidelity" in upload.json()["detail"], upload.text
+        assert httpx.get(f"{base}/v1/jobs").json()["jobs"] == []
 
 
 def test_cross_fitted_label_augment_trains_on_out_of_fold_inputs(runs):
