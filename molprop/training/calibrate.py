@@ -224,6 +224,18 @@ def calibrate_artifact(
             raise
         log.warning("%s is not calibrated (no intervals): %s", directory, exc)
         return {"not_calibrated": str(exc)}
+    return store_calibration(directory, calibration, predictor, test)
+
+
+def store_calibration(
+    directory: str | Path,
+    calibration: Calibration,
+    predictor: Predictor,
+    test: LabelledSet | None = None,
+) -> dict[str, Any]:
+    """Write ``calibration`` into the artifact ``directory`` (whose ``predictor`` made the
+    calibration predictions) and return the ``"calibration"`` entry of ``metrics.json``: the
+    summary plus, with ``test``, its measurement there (``"test"``)."""
     calibration.save(directory)
     log.info("calibrated %s: %s", directory, calibration.describe())
     report = summary(calibration)
@@ -338,6 +350,7 @@ __all__ = [
     "measure",
     "raw_predictions",
     "recalibrate",
+    "store_calibration",
     "summary",
     "table_set",
 ]

@@ -1,0 +1,165 @@
+"""Cross-validated calibration (``molprop train --calibration cv``, ``--stage calibrate-cv``):
+the calibration is fitted on out-of-fold predictions of train + validation only — no test row
+is trained on, predicted for calibration or fitted on; each molecule is predicted by the
+ensemble of the fold that held it out, trained without it and without its scaffold; the
+largest scaffold sets stay in every fold's training; the artifact's weights do not change."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import molprop.training.cv_calibrate as cv_module
+from molprop.artifact.calibration import Calibration
+from molprop.data.splits import murcko_scaffold
+from molprop.models.config import TrainConfig
+
+REPO = Path(__file__).resolve().parents[3]
+ESOL = REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz"
+TINY = {"hidden_dim": 16, "heads": 2, "layers": "MSP", "num_seeds": 2, "head_hidden": 16}
+
+
+@pytest.fixture
+def spies(monkeypatch):
+    """Records every fold's training / early-stopping molecules, the molecules each fold
+    predicts, and what reaches the fitting function."""
+    record: dict[str, list] = {"train": [], "val": [], "predicted": [], "fit": []}
+    real_fit_ensemble, real_raw = cv_module.fit_ensemble, cv_module.raw_predictions
+    real_fit_calibration = cv_module.fit_calibration
+
+    def fit_ensemble(make, train, val, cfg, out, progress, **kw):
+        record["train"].append([id(g) for g in train.graphs])
+        record["val"].append([id(g) for g in val.graphs])
+        record["cfg"] = cfg
+        return real_fit_ensemble(make, train, val, cfg, out, progress, **kw)
+
+    def raw_predictions(predictor, data):
+        record["predicted"].append([id(g) for g in data.items])
+        return real_raw(predictor, data)
+
+    def fit_calibration(task_type, names, targets, mean, std, in_domain, **kw):
+        record["fit"].append({"targets": np.array(targets), "mean": np.array(mean)})
+        return real_fit_calibration(task_type, names, targets, mean, std, in_domain, **kw)
+
+    monkeypatch.setattr(cv_module, "fit_ensemble", fit_ensemble)
+    monkeypatch.setattr(cv_module, "raw_predictions", raw_predictions)
+    monkeypatch.setattr(cv_module, "fit_calibration", fit_calibration)
+    return record
+
+
+def _train(frame: pd.DataFrame, out: Path, seed: int = 0, **request) -> None:
+    """A tiny 2-member ESOL model (1 epoch) in ``out``."""
+    from molprop.training.train import TrainRequest, run_train
+
+    train = TrainConfig(epochs=1, batch_size=64, ensemble_size=2, seed=seed)
+    run_train(
+        TrainRequest(
+            frame, "smiles", ["logp"], out, model=dict(TINY), train=train, progress=False, **request
+        )
+    )
+
+
+def _digest(directory: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(directory.glob("members/*/model.safetensors")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def test_cv_calibration_is_out_of_fold_and_never_sees_test_rows(
+    tmp_path: Path, spies, monkeypatch
+) -> None:
+    import molprop.training.train as train_module
+
+    frame = pd.read_csv(ESOL, dtype=str, keep_default_na=False).head(200)
+    tables = []
+    real_load = train_module.load_table
+
+    def keep_table(spec):  # the featurised table, to map graph ids back to rows
+        tables.append(real_load(spec))
+        return tables[-1]
+
+    monkeypatch.setattr(train_module, "load_table", keep_table)
+    out = tmp_path / "m"
+    _train(frame, out, seed=3, calibration="cv", cv_folds=2)
+    table = tables[0]
+    row_of = {id(g): i for i, g in enumerate(table.graphs)}
+    split = pd.read_csv(out / "split.csv", dtype={"split": str})["split"].to_numpy()
+    test_rows = set(np.flatnonzero(split == "test"))
+    trainval = np.flatnonzero(split != "test")
+    assert len(spies["train"]) == len(spies["predicted"]) == 2  # one ensemble per fold
+    assert spies["cfg"].ensemble_size == 2 and spies["cfg"].seed == 3  # the model's recipe
+
+    held_all: list[int] = []
+    for train_ids, val_ids, pred_ids in zip(spies["train"], spies["val"], spies["predicted"]):
+        train = {row_of[i] for i in train_ids}
+        val = {row_of[i] for i in val_ids}
+        held = [row_of[i] for i in pred_ids]
+        assert not (train | val | set(held)) & test_rows  # no test row anywhere
+        assert not (train | val) & set(held)  # predicted out of fold
+        fold_scaffolds = {murcko_scaffold(table.smiles[i]) for i in held}
+        trained_scaffolds = {murcko_scaffold(table.smiles[i]) for i in train | val}
+        assert not fold_scaffolds & trained_scaffolds  # scaffold-grouped
+        assert not train & val and val  # the fold's own early-stopping hold-out
+        held_all += held
+    assert len(held_all) == len(set(held_all))  # each molecule held out once
+
+    # the largest scaffold sets (> 1/18 of train+val) stay in every fold's training
+    scaffolds = pd.Series([murcko_scaffold(table.smiles[i]) for i in trainval])
+    counts = scaffolds.value_counts()
+    big = set(counts.index[counts > len(trainval) / 18])
+    assert big  # ESOL's acyclic and benzene sets
+    big_rows = {int(r) for r, s in zip(trainval, scaffolds) if s in big}
+    for train_ids, val_ids in zip(spies["train"], spies["val"]):
+        assert big_rows <= {row_of[i] for i in train_ids + val_ids}
+    assert set(held_all) == set(trainval.tolist()) - big_rows
+
+    # the fit sees exactly the held-out molecules' labels and their out-of-fold means
+    y = np.asarray(table.targets[:, 0], dtype=float)
+    assert len(spies["fit"]) == 1
+    got = spies["fit"][0]
+    assert np.array_equal(np.sort(got["targets"][:, 0]), np.sort(y[held_all]))
+    stored = Calibration.load(out)
+    assert stored.n == len(held_all)
+    assert stored.fitted_on.startswith(f"2-fold scaffold cross-validation of train+val, {stored.n}")
+    metrics = json.loads((out / "metrics.json").read_text())["calibration"]
+    assert metrics["cross_validation"]["held_out_molecules"] == stored.n
+    assert metrics["test"]["logp"]["n"] == len(test_rows)
+    # out-of-fold residuals are not the artifact's own (in-sample for the training rows)
+    residuals = stored.targets["logp"].residuals
+    assert np.array_equal(np.sort(residuals), np.sort(got["targets"][:, 0] - got["mean"][:, 0]))
+
+
+def test_cv_calibration_of_an_artifact_keeps_its_weights(tmp_path: Path) -> None:
+    """``calibrate_artifact_cv`` on a trained artifact rewrites calibration.json only, and
+    refuses a model it cannot retrain (fine-tuned)."""
+    from dataclasses import replace
+
+    from molprop.artifact.store import load_config
+    from molprop.errors import ConfigError
+    from molprop.training.calibrate import table_set
+    from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv
+    from molprop.training.train import TableSpec, load_table
+
+    frame = pd.read_csv(ESOL, dtype=str, keep_default_na=False).iloc[300:520]
+    out = tmp_path / "m"
+    _train(frame, out)
+    before, old = _digest(out), Calibration.load(out)
+    table = load_table(TableSpec(frame, "smiles", ["logp"], progress=False))
+    data = table_set(table, np.arange(len(table)))
+    report = calibrate_artifact_cv(out, data, cv=CrossValidation(folds=2, work_dir=tmp_path / "w"))
+    assert _digest(out) == before
+    new = Calibration.load(out)
+    assert new.n == report["n"] == report["cross_validation"]["held_out_molecules"] != old.n
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["fold_0", "fold_1"]
+    assert not list(out.glob("fold_*"))
+
+    config = load_config(out)
+    finetuned = replace(config, provenance=replace(config.provenance, finetuned_from="x"))
+    with pytest.raises(ConfigError, match="fine-tuned"):
+        cv_module.check_retrainable(finetuned)
