@@ -24,7 +24,8 @@ predicted *out of fold*:
    classifiers). The artifact's weights are never touched.
 
 Fold models are written to a work directory (a temporary one unless given; never next to the
-model) and are not kept. Each fold logs a line when it starts and when it ends (held-out RMSE,
+model); a given work directory keeps them, and a fold model there trained on the same recipe and
+molecules is reused (an interrupted run resumes at the next fold). Each fold logs a line when it starts and when it ends (held-out RMSE,
 seconds); ``threads`` runs the fold trainings with that many torch threads.
 
 Models that cannot be retrained from their own ``config.json`` (fine-tuned from a pretrained
@@ -33,6 +34,8 @@ model, or with augmented inputs) are refused: their recipe is not in the artifac
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import shutil
 import tempfile
@@ -215,6 +218,40 @@ def _train_fold(
     return {"members": fitted.summaries}
 
 
+#: written into a finished fold model's directory: what it was trained on (a kept work
+#: directory's fold model is reused when this matches, e.g. after an interrupted run)
+FOLD_MARKER = "cv_fold.json"
+
+
+def _fold_key(
+    config: ArtifactConfig,
+    data: LabelledSet,
+    train_rows: np.ndarray,
+    val_rows: np.ndarray,
+    held: np.ndarray,
+) -> str:
+    """A digest of the recipe and of the fold's training / early-stopping / held-out molecules
+    and labels."""
+    h = hashlib.sha256()
+    recipe = {"model": config.model.to_dict(), "train": config.train.to_dict()}
+    h.update(json.dumps(recipe, sort_keys=True).encode())
+    h.update(json.dumps(config.featurizer.to_dict(), sort_keys=True).encode())
+    assert data.smiles is not None
+    for rows in (train_rows, val_rows, held):
+        h.update(json.dumps([str(data.smiles[i]) for i in rows]).encode())
+        h.update(np.ascontiguousarray(np.asarray(data.targets, dtype=np.float64)[rows]).tobytes())
+    return h.hexdigest()
+
+
+def _reusable(fold_dir: Path, key: str) -> dict[str, Any] | None:
+    """The summaries of a finished fold model in ``fold_dir`` trained for ``key``, else None."""
+    marker = fold_dir / FOLD_MARKER
+    if not (marker.exists() and (fold_dir / "config.json").exists()):
+        return None
+    stored = json.loads(marker.read_text())
+    return stored if stored.get("key") == key else None
+
+
 def out_of_fold(config: ArtifactConfig, data: LabelledSet, cv: CrossValidation) -> OutOfFold:
     """Out-of-fold predictions of every valid, labelled molecule of ``data`` by ensembles
     trained with ``config``'s recipe on the other folds (see the module docstring)."""
@@ -274,17 +311,23 @@ def out_of_fold(config: ArtifactConfig, data: LabelledSet, cv: CrossValidation) 
                     len(held),
                 )
                 fold_dir = base / f"fold_{k}"
-                if fold_dir.exists():
-                    shutil.rmtree(fold_dir)
-                trained = _train_fold(
-                    config,
-                    data,
-                    train_rows,
-                    val_rows,
-                    fold_dir,
-                    f"{config.name or 'model'}.cv{k}",
-                    cv.progress,
-                )
+                key = _fold_key(config, data, train_rows, val_rows, held)
+                trained = _reusable(fold_dir, key)
+                if trained is not None:
+                    log.info("cross-validation fold %d/%d: reusing %s", k + 1, cv.folds, fold_dir)
+                else:
+                    if fold_dir.exists():
+                        shutil.rmtree(fold_dir)
+                    trained = _train_fold(
+                        config,
+                        data,
+                        train_rows,
+                        val_rows,
+                        fold_dir,
+                        f"{config.name or 'model'}.cv{k}",
+                        cv.progress,
+                    )
+                    (fold_dir / FOLD_MARKER).write_text(json.dumps({"key": key, **trained}))
                 raw = raw_predictions(Predictor.from_pretrained(fold_dir), subset(data, held))
                 mean[held], ok[held] = raw.mean, raw.ok
                 if raw.std is not None:

@@ -163,3 +163,75 @@ def test_cv_calibration_of_an_artifact_keeps_its_weights(tmp_path: Path) -> None
     finetuned = replace(config, provenance=replace(config.provenance, finetuned_from="x"))
     with pytest.raises(ConfigError, match="fine-tuned"):
         cv_module.check_retrainable(finetuned)
+
+
+def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
+    tmp_path: Path, spies, monkeypatch
+) -> None:
+    """``--stage calibrate-cv`` on a copy of the shipped hydration free energy model (fold
+    trainings cut to 1 epoch here): 5 folds over its train + validation rows (test rows never
+    trained on, predicted or fitted), the shipped recipe, weights byte-identical; the
+    calibration, metrics.json and the card say what it was fitted on; a kept work directory's
+    fold models are reused."""
+    import shutil
+    from dataclasses import replace
+
+    import molprop.pretrained_recipes as recipes_module
+    from molprop.artifact.resolve import shipped_models_dir
+    from molprop.pretrained_recipes import RECIPES, main, train_config
+
+    recipe = RECIPES["hydration_free_energy"]
+    models = tmp_path / "models"
+    shutil.copytree(shipped_models_dir() / recipe.name, models / recipe.name)
+    out = models / recipe.name
+    before = _digest(out)
+    real = cv_module.fit_ensemble  # the spy; cut its epochs
+    monkeypatch.setattr(
+        cv_module,
+        "fit_ensemble",
+        lambda make, tr, va, cfg, o, p, **kw: real(
+            make, tr, va, replace(cfg, epochs=1), o, p, **kw
+        ),
+    )
+    argv = [
+        recipe.name,
+        "--stage",
+        "calibrate-cv",
+        "--out",
+        str(models),
+        "--work",
+        str(tmp_path / "w"),
+    ]
+    read: list = []  # the sets the stage reads (kept alive: their graph ids stay valid)
+    real_sets = recipes_module.split_sets
+
+    def split_sets(*args):
+        read.append(real_sets(*args))
+        return read[-1]
+
+    monkeypatch.setattr(recipes_module, "split_sets", split_sets)
+    assert main(argv) == 0
+    assert spies["cfg"] == replace(train_config(recipe), epochs=1)
+    trainval, test = read[0]
+    assert len(trainval) == 577 and len(test) == 65  # split.csv: 513 train + 64 val, 65 test
+    test_ids = {id(g) for g in test.items}
+    index = {id(g): i for i, g in enumerate(trainval.items)}
+    assert len(spies["train"]) == 5
+    held = []
+    for ids in spies["train"] + spies["val"] + spies["predicted"]:
+        assert not set(ids) & test_ids
+    for ids in spies["predicted"]:
+        held += [index[i] for i in ids]
+    assert len(held) == len(set(held))
+    y = trainval.targets[:, 0]
+    assert np.array_equal(np.sort(spies["fit"][0]["targets"][:, 0]), np.sort(y[held]))
+    assert _digest(out) == before  # weights unchanged
+    cal = Calibration.load(out)
+    assert cal.n == len(held) and "5-fold scaffold cross-validation of train+val" in cal.fitted_on
+    metrics = json.loads((out / "metrics.json").read_text())["calibration"]
+    assert metrics["fitted_on"] == cal.fitted_on and metrics["test"]["freesolv"]["n"] == 65
+    assert "5-fold scaffold cross-validation" in (out / "card.md").read_text()
+    # rerun: every fold model is reused, nothing retrained
+    n_trained = len(spies["train"])
+    assert main(argv) == 0
+    assert len(spies["train"]) == n_trained
