@@ -135,27 +135,31 @@ def test_cv_calibration_is_out_of_fold_and_never_sees_test_rows(
     assert np.array_equal(np.sort(residuals), np.sort(got["targets"][:, 0] - got["mean"][:, 0]))
 
 
-def test_cv_calibration_of_an_artifact_keeps_its_weights(tmp_path: Path) -> None:
-    """``calibrate_artifact_cv`` on a trained artifact rewrites calibration.json only, and
-    refuses a model it cannot retrain (fine-tuned)."""
+def test_cli_calibrate_cv_data_keeps_the_weights(tmp_path: Path, capsys) -> None:
+    """``molprop calibrate --model DIR --cv-data TABLE`` rewrites the calibration only (new
+    version, weights byte-identical, fold models in --cv-work, none next to the model), and a
+    model it cannot retrain (fine-tuned) is refused."""
     from dataclasses import replace
 
     from molprop.artifact.store import load_config
+    from molprop.cli.main import main
     from molprop.errors import ConfigError
-    from molprop.training.calibrate import table_set
-    from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv
-    from molprop.training.train import TableSpec, load_table
 
     frame = pd.read_csv(ESOL, dtype=str, keep_default_na=False).iloc[300:520]
     out = tmp_path / "m"
     _train(frame, out)
     before, old = _digest(out), Calibration.load(out)
-    table = load_table(TableSpec(frame, "smiles", ["logp"], progress=False))
-    data = table_set(table, np.arange(len(table)))
-    report = calibrate_artifact_cv(out, data, cv=CrossValidation(folds=2, work_dir=tmp_path / "w"))
+    table = tmp_path / "train.csv"
+    frame.to_csv(table, index=False)
+    argv = ["calibrate", "--model", str(out), "--cv-data", str(table), "--target-column", "logp"]
+    argv += ["--cv-folds", "2", "--cv-work", str(tmp_path / "w"), "--threads", "1"]
+    assert main(argv) == 0
     assert _digest(out) == before
     new = Calibration.load(out)
+    report = json.loads((out / "metrics.json").read_text())["calibration"]
     assert new.n == report["n"] == report["cross_validation"]["held_out_molecules"] != old.n
+    assert new.fitted_on.startswith(f"2-fold scaffold cross-validation of train.csv, {new.n} ")
+    assert load_config(out).version == "2"
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == ["fold_0", "fold_1"]
     assert not list(out.glob("fold_*"))
 
