@@ -2,8 +2,12 @@
 test split of each regression model, per applicability-domain bin; the same on an external set
 built from shipped data; ECE / Brier of the BBBP classifier before and after Platt scaling.
 
-Every calibration here is the one stored in ``pretrained/<name>/calibration.json`` (fitted on
-the validation split by ``python -m molprop.pretrained_recipes --stage calibrate``); the test and
+Every calibration here is the one stored in ``pretrained/<name>/calibration.json``: fitted on
+out-of-fold predictions of train + validation (5-fold scaffold cross-validation,
+``python -m molprop.pretrained_recipes --stage calibrate-cv``) for the models whose recipe says
+``calibration="cv"``, else on the validation split (``--stage calibrate``); for comparison the
+validation-split calibration of every model is refitted here and scored on the same molecules
+(the "validation" columns: the shipped calibration before cross-validation). The test and
 external molecules are only predicted and scored. Baselines for context, computed on the same
 predictions: the naive ensemble interval ``mean ± z·std`` and plain (not normalised, pooled)
 split-conformal intervals fitted on the same validation split (crepes).
@@ -38,7 +42,7 @@ from rdkit import Chem, RDLogger
 from molprop.artifact.calibration import Calibration, ConformalTarget
 from molprop.inference import Predictor
 from molprop.pretrained_recipes import HARTREE_EV, PRETRAINED, RECIPES, load_data, split_sets
-from molprop.training.calibrate import LabelledSet, measure, raw_predictions
+from molprop.training.calibrate import LabelledSet, fit_on, measure, raw_predictions
 from molprop.training.metrics import interval_metrics
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,13 +98,24 @@ def score(name: str, predictor: Predictor, cal: Calibration, test: LabelledSet, 
     entry["checks"] = checks(entry["levels"]["0.9"])
     keep = raw_test.ok & np.isfinite(test.targets[:, 0])
     entry["rmse"] = float(np.sqrt(np.mean((raw_test.mean[keep, 0] - test.targets[keep, 0]) ** 2)))
+    residuals = cal.targets[target].residuals  # of the calibration set (out of fold for CV)
+    entry["rmse_calibration_set"] = float(np.sqrt(np.mean(residuals**2)))
     if val is not None:
         raw_val = raw_predictions(predictor, val)
         entry["plain_conformal_0.9"] = plain_conformal(val, raw_val, raw_test, test)
         kv = raw_val.ok & np.isfinite(val.targets[:, 0])
-        entry["rmse_calibration_set"] = float(
+        entry["rmse_validation"] = float(
             np.sqrt(np.mean((raw_val.mean[kv, 0] - val.targets[kv, 0]) ** 2))
         )
+        if "validation" not in cal.fitted_on:  # the validation-split calibration, for comparison
+            val_cal = fit_on(predictor, val)
+            got = measure(val_cal, predictor, test, levels=(LEVEL,), raw=raw_test)[target]
+            entry["validation_calibration"] = {
+                "n": val_cal.n,
+                "fitted_on": val_cal.fitted_on,
+                "0.9": got["levels"]["0.9"],
+                "checks": checks(got["levels"]["0.9"]),
+            }
     return entry
 
 
@@ -153,6 +168,7 @@ def main() -> None:
         entry = score(name, predictor, cal, test, val)
         entry["calibration"] = {
             "n": cal.n,
+            "fitted_on": cal.fitted_on,
             "bins": {
                 t: c.serving_bins()
                 for t, c in cal.targets.items()

@@ -2,8 +2,11 @@
 
 Each recipe trains an ensemble of ESA members on a dataset from the repository's ``data/``
 folder with a scaffold split, then adds the applicability-domain file, calibrates the
-intervals (regression) or probabilities (classification) on the validation split of its
-``split.csv`` and scores them on the test split, and writes ``card.md`` from ``metrics.json``.
+intervals (regression) or probabilities (classification) — on out-of-fold predictions of the
+train + validation rows of its ``split.csv`` (5-fold scaffold cross-validation, five more
+ensembles trained with the recipe, 1 torch thread by default: ``Recipe.calibration="cv"``) or
+on its validation split — and scores them on the test split, and writes ``card.md`` from
+``metrics.json``.
 The configuration is deliberately small (CPU-only, a few minutes per
 model) so that the artifacts stay under 10 MB and the whole run is reproducible on a laptop::
 
