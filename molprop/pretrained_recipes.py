@@ -90,6 +90,7 @@ RECIPES: dict[str, Recipe] = {
             "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
             "ranking small neutral organic molecules by aqueous solubility at 25 °C",
             "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
+            calibration="cv",
         ),
         Recipe(
             "lipophilicity",
@@ -118,6 +119,7 @@ RECIPES: dict[str, Recipe] = {
             "642 molecules",
             "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
             "estimating hydration free energies of small neutral molecules",
+            calibration="cv",
         ),
         Recipe(
             "bbb_penetration",
