@@ -18,7 +18,13 @@ predicted *out of fold*:
    molecules) on the other folds, early-stopping on a scaffold hold-out of them
    (:func:`molprop.data.splits.scaffold_holdout`, the validation share of the default
    0.8/0.1/0.1 split: 1/9), and predicts the held-out fold: its residuals and ensemble stds;
-3. the ``in_domain`` flags come from the *artifact's own* applicability domain;
+3. the ``in_domain`` flag of a molecule says whether it is in the applicability domain of the
+   fold model that predicted it: the artifact's domain criterion
+   (:mod:`molprop.artifact.domain`, threshold refitted the same way) over the fold's training
+   molecules, as the artifact's own domain is over its training split. (The artifact's own
+   domain would flag every one of its training molecules in domain — each is its own nearest
+   neighbour — although the fold model never saw it; ``domain="model"`` does that anyway.)
+   Artifacts without a domain get no flags;
 4. the artifact's ``calibration.json`` is fitted on those out-of-fold points (the same
    :func:`~molprop.artifact.calibration.fit_calibration`: Mondrian bins, offset, Platt for
    classifiers). The artifact's weights are never touched.
@@ -50,6 +56,7 @@ import numpy as np
 
 from molprop.artifact.calibration import Calibration, fit_calibration
 from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.domain import DOMAIN_NAME, add_domain_to_artifact
 from molprop.artifact.store import load_config, save_artifact
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdout
@@ -91,12 +98,17 @@ class CrossValidation:
     ``always_train``: scaffold sets larger than this share of the molecules stay in the
     training part of every fold and are not calibration molecules (they mirror the sets the
     scaffold split sends to training first; see :data:`ALWAYS_TRAIN_FRACTION`); None: every
-    set is held out once."""
+    set is held out once.
+
+    ``domain``: ``"fold"`` (default) flags each molecule in / out of the applicability domain of
+    the fold model that predicted it (the domain criterion over the fold's training molecules);
+    ``"model"``: of the artifact itself (its training molecules are then all in domain)."""
 
     folds: int = CV_FOLDS
     seed: int = 0
     val_fraction: float = INNER_VAL_FRACTION
     always_train: float | None = ALWAYS_TRAIN_FRACTION
+    domain: str = "fold"
     work_dir: str | Path | None = None
     threads: int | None = None
     progress: bool = False
@@ -106,6 +118,8 @@ class CrossValidation:
             raise ConfigError(f"cross-validation needs at least 2 folds, got {self.folds}")
         if not 0.0 < self.val_fraction < 1.0:
             raise ConfigError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
+        if self.domain not in ("fold", "model"):
+            raise ConfigError(f"domain must be 'fold' or 'model', got {self.domain!r}")
         if self.threads is not None and self.threads < 1:
             raise ConfigError(f"threads must be >= 1, got {self.threads}")
 
@@ -124,7 +138,8 @@ class CrossValidation:
 @dataclass(frozen=True)
 class OutOfFold:
     """Out-of-fold predictions of a labelled set: ``mean`` (n, T), ``std`` (n, T) or None (one
-    member), ``ok`` (n,) rows predicted out of fold, ``fold`` (n,) fold index (-1: not in a
+    member), ``in_domain`` (n,) in the applicability domain of the fold model that predicted
+    the row (None: no domain asked for), ``ok`` (n,) rows predicted out of fold, ``fold`` (n,) fold index (-1: not in a
     fold: invalid or unlabelled; -2 :data:`ALWAYS_TRAIN`: in every fold's training),
     ``report``: folds, molecules per fold, per-fold results."""
 
@@ -133,6 +148,7 @@ class OutOfFold:
     ok: np.ndarray
     fold: np.ndarray
     report: dict[str, Any]
+    in_domain: np.ndarray | None = None
 
 
 def check_retrainable(config: ArtifactConfig) -> None:
@@ -252,9 +268,14 @@ def _reusable(fold_dir: Path, key: str) -> dict[str, Any] | None:
     return stored if stored.get("key") == key else None
 
 
-def out_of_fold(config: ArtifactConfig, data: LabelledSet, cv: CrossValidation) -> OutOfFold:
+def out_of_fold(
+    config: ArtifactConfig, data: LabelledSet, cv: CrossValidation, fold_domains: bool = False
+) -> OutOfFold:
     """Out-of-fold predictions of every valid, labelled molecule of ``data`` by ensembles
-    trained with ``config``'s recipe on the other folds (see the module docstring)."""
+    trained with ``config``'s recipe on the other folds (see the module docstring); with
+    ``fold_domains``, each fold model gets the applicability domain of its training molecules
+    and ``in_domain`` says whether each molecule is in the domain of the model that predicted
+    it."""
     check_retrainable(config)
     if data.smiles is None:
         raise DataError("cross-validated calibration needs the molecules' SMILES (scaffolds)")
@@ -284,6 +305,7 @@ def out_of_fold(config: ArtifactConfig, data: LabelledSet, cv: CrossValidation) 
     mean = np.full((n, n_targets), np.nan)
     std = np.full((n, n_targets), np.nan)
     ok = np.zeros(n, dtype=bool)
+    in_domain = np.zeros(n, dtype=bool) if fold_domains else None
     has_std = config.n_members > 1
     work = Path(cv.work_dir) if cv.work_dir is not None else None
     temp = Path(tempfile.mkdtemp(prefix="molprop-cv-")) if work is None else None
@@ -328,8 +350,13 @@ def out_of_fold(config: ArtifactConfig, data: LabelledSet, cv: CrossValidation) 
                         cv.progress,
                     )
                     (fold_dir / FOLD_MARKER).write_text(json.dumps({"key": key, **trained}))
+                if fold_domains and not (fold_dir / DOMAIN_NAME).exists():
+                    add_domain_to_artifact(fold_dir, [str(data.smiles[i]) for i in train_rows])
                 raw = raw_predictions(Predictor.from_pretrained(fold_dir), subset(data, held))
                 mean[held], ok[held] = raw.mean, raw.ok
+                if in_domain is not None:
+                    assert raw.in_domain is not None
+                    in_domain[held] = raw.in_domain
                 if raw.std is not None:
                     std[held] = raw.std
                 entry: dict[str, Any] = {
@@ -366,7 +393,7 @@ def out_of_fold(config: ArtifactConfig, data: LabelledSet, cv: CrossValidation) 
         "molecules_per_fold": np.bincount(fold[small], minlength=cv.folds).tolist(),
         "per_fold": per_fold,
     }
-    return OutOfFold(mean, std if has_std else None, ok, fold, report)
+    return OutOfFold(mean, std if has_std else None, ok, fold, report, in_domain)
 
 
 def fit_cross_validated(
@@ -380,9 +407,11 @@ def fit_cross_validated(
     out-of-fold predictions. Nothing is written."""
     config = load_config(directory)
     predictor = Predictor.from_pretrained(directory)
-    oof = out_of_fold(config, data, cv)
-    in_domain = None
-    if predictor.domain is not None and data.smiles is not None:
+    has_domain = predictor.domain is not None and data.smiles is not None
+    oof = out_of_fold(config, data, cv, fold_domains=has_domain and cv.domain == "fold")
+    in_domain = oof.in_domain
+    if has_domain and cv.domain == "model":
+        assert predictor.domain is not None and data.smiles is not None
         in_domain = predictor.domain.in_domain([str(s) for s in data.smiles]) & oof.ok
     targets = np.asarray(data.targets, dtype=np.float64).reshape(len(data), -1)
     keep = oof.ok & np.isfinite(targets).any(axis=1)

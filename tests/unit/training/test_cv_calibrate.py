@@ -28,7 +28,14 @@ TINY = {"hidden_dim": 16, "heads": 2, "layers": "MSP", "num_seeds": 2, "head_hid
 def spies(monkeypatch):
     """Records every fold's training / early-stopping molecules, the molecules each fold
     predicts, and what reaches the fitting function."""
-    record: dict[str, list] = {"train": [], "val": [], "predicted": [], "fit": []}
+    record: dict[str, list] = {
+        "train": [],
+        "val": [],
+        "predicted": [],
+        "fit": [],
+        "domain": [],
+        "flags": [],
+    }
     real_fit_ensemble, real_raw = cv_module.fit_ensemble, cv_module.raw_predictions
     real_fit_calibration = cv_module.fit_calibration
 
@@ -40,15 +47,26 @@ def spies(monkeypatch):
 
     def raw_predictions(predictor, data):
         record["predicted"].append([id(g) for g in data.items])
-        return real_raw(predictor, data)
+        raw = real_raw(predictor, data)
+        record["flags"].append((list(data.smiles), raw.in_domain))
+        return raw
+
+    real_domain = cv_module.add_domain_to_artifact
+
+    def add_domain_to_artifact(directory, smiles):
+        record["domain"].append(list(smiles))
+        return real_domain(directory, smiles)
 
     def fit_calibration(task_type, names, targets, mean, std, in_domain, **kw):
-        record["fit"].append({"targets": np.array(targets), "mean": np.array(mean)})
+        record["fit"].append(
+            {"targets": np.array(targets), "mean": np.array(mean), "in_domain": in_domain}
+        )
         return real_fit_calibration(task_type, names, targets, mean, std, in_domain, **kw)
 
     monkeypatch.setattr(cv_module, "fit_ensemble", fit_ensemble)
     monkeypatch.setattr(cv_module, "raw_predictions", raw_predictions)
     monkeypatch.setattr(cv_module, "fit_calibration", fit_calibration)
+    monkeypatch.setattr(cv_module, "add_domain_to_artifact", add_domain_to_artifact)
     return record
 
 
@@ -133,6 +151,21 @@ def test_cv_calibration_is_out_of_fold_and_never_sees_test_rows(
     # out-of-fold residuals are not the artifact's own (in-sample for the training rows)
     residuals = stored.targets["logp"].residuals
     assert np.array_equal(np.sort(residuals), np.sort(got["targets"][:, 0] - got["mean"][:, 0]))
+
+    # in_domain: of the fold model that predicted the molecule (its training molecules' domain)
+    from molprop.artifact.domain import ApplicabilityDomain
+
+    assert len(spies["domain"]) == 2
+    flags = []
+    for train_ids, domain_smiles, (held_smiles, got_flags) in zip(
+        spies["train"], spies["domain"], spies["flags"]
+    ):
+        assert sorted(domain_smiles) == sorted(table.smiles[row_of[i]] for i in train_ids)
+        expected = ApplicabilityDomain.fit(domain_smiles).in_domain(held_smiles)
+        assert np.array_equal(got_flags, expected)
+        flags += list(expected)
+    assert sorted(np.asarray(got["in_domain"]).tolist()) == sorted(flags)
+    assert sorted(stored.targets["logp"].in_domain.tolist()) == sorted(int(f) for f in flags)
 
 
 def test_cli_calibrate_cv_data_keeps_the_weights(tmp_path: Path, capsys) -> None:
