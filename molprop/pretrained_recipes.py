@@ -212,6 +212,19 @@ def train(recipe: Recipe, out: Path) -> None:
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
 
 
+def card_root(out: Path) -> Path:
+    """The checkout the card's paths are shown relative to: the one whose ``data/`` the model
+    in ``out`` was trained on (its recorded data path ends in ``data/...``), else this one, so
+    that a card rewritten in another checkout still reads ``data/moleculenet/...``."""
+    from molprop.artifact.store import load_config
+
+    data = Path(load_config(out).provenance.data or ".")
+    parts = data.parts
+    if data.is_absolute() and "data" in parts:
+        return Path(*parts[: len(parts) - 1 - parts[::-1].index("data")])
+    return REPO
+
+
 def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     """Write ``card.md`` of the model in ``out`` from its artifact and the recipe's texts."""
     from molprop.artifact.card import write_card
@@ -225,7 +238,7 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
         reference=recipe.chemprop_reference,
         reproduce="make pretrained",
         notes=["Small CPU-friendly configuration; larger models trained longer are more accurate."],
-        root=REPO,
+        root=card_root(out),
     )
 
 

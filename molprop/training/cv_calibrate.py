@@ -335,6 +335,7 @@ def out_of_fold(
                 fold_dir = base / f"fold_{k}"
                 key = _fold_key(config, data, train_rows, val_rows, held)
                 trained = _reusable(fold_dir, key)
+                reused = trained is not None
                 if trained is not None:
                     log.info("cross-validation fold %d/%d: reusing %s", k + 1, cv.folds, fold_dir)
                 else:
@@ -365,6 +366,8 @@ def out_of_fold(
                     "n_early_stopping": len(val_rows),
                     "n_held_out": len(held),
                     "seconds": round(time.perf_counter() - start, 1),
+                    "reused": reused,
+                    "training_seconds": round(sum(m["seconds"] for m in trained["members"]), 1),
                     "best_epochs": [m["best_epoch"] for m in trained["members"]],
                 }
                 if config.task.task_type == "regression":
