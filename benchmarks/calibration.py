@@ -115,7 +115,7 @@ def score(name: str, predictor: Predictor, cal: Calibration, test: LabelledSet, 
         entry["rmse_validation"] = float(
             np.sqrt(np.mean((raw_val.mean[kv, 0] - val.targets[kv, 0]) ** 2))
         )
-        if "validation" not in cal.fitted_on:  # the validation-split calibration, for comparison
+        if "cross-validation" in cal.fitted_on:  # the validation-split one, for comparison
             val_cal = fit_on(predictor, val)
             got = measure(val_cal, predictor, test, levels=(LEVEL,), raw=raw_test)[target]
             entry["validation_calibration"] = {
@@ -251,9 +251,37 @@ def cv_summary(results: dict) -> str:
             f"{name}: {old['0.9']['coverage']:.1%} → {new:.1%} ({verdict}; calibration molecules "
             f"{old['n']} → {e['calibration']['n']})"
         )
-    return "Coverage of the 90 % intervals on the scaffold test split, validation-split → " + (
+    text = "Coverage of the 90 % intervals on the scaffold test split, validation-split → " + (
         "cross-validated calibration: " + "; ".join(parts) + "."
     )
+    rmse = {
+        n: (e["rmse"], e["rmse_validation"], e["rmse_calibration_set"])
+        for n, e in results["scaffold_test"].items()
+        if e.get("validation_calibration") is not None
+    }
+    if rmse:
+        ratios = "; ".join(
+            f"{n}: test {t:.3f}, validation {v:.3f}, out of fold {o:.3f}"
+            for n, (t, v, o) in rmse.items()
+        )
+        text += (
+            " Cross-validation did not fix the coverage of either recalibrated model. It "
+            "gives 3–4× more calibration molecules, but coverage follows how hard the "
+            "calibration molecules are for the model compared with the test molecules, and "
+            f"cross-validation does not change that in the right direction (RMSE, {ratios}): "
+            "ESOL's test scaffolds stay harder than both its validation and its out-of-fold "
+            "molecules, so the intervals still cover too little; FreeSolv's small scaffold sets "
+            "in train + validation are much harder out of fold than its test molecules (a few "
+            "residuals of 7–10 kcal/mol), so the intervals got about twice as wide and cover "
+            "even more. Also measured, not shipped (`python -m benchmarks.calibration_domain_"
+            "variant`, `benchmarks/results/calibration_domain_variant.json`): the same "
+            "cross-validation with the shipped model's own domain flags for the out-of-fold "
+            "molecules gives solubility 77.2 % and hydration free energy 95.4 % (both misses). "
+            "The CV calibration is shipped for these two models anyway, as decided before the "
+            "test numbers; choosing between the two calibrations by their test coverage would "
+            "tune on the test split."
+        )
+    return text
 
 
 def cv_table(results: dict) -> list[str]:
@@ -274,6 +302,7 @@ def cv_table(results: dict) -> list[str]:
         label = "shipped" + (" (CV)" if old is not None else ", not recalibrated")
         rows.append((label, cal["fitted_on"], cal["n"], e["levels"]["0.9"], e))
         for label, fitted, n, r, c in rows:
+            fitted = fitted.split(" (")[0]  # the CV text's note on the kept scaffold sets: above
             bins, checks_ = r.get("bins", {}), c["checks"]
             rmse = f"{e['rmse_calibration_set']:.3f}" if c is e else f"{e['rmse_validation']:.3f}"
             lines.append(
