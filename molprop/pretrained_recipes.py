@@ -2,8 +2,11 @@
 
 Each recipe trains an ensemble of ESA members on a dataset from the repository's ``data/``
 folder with a scaffold split, then adds the applicability-domain file, calibrates the
-intervals (regression) or probabilities (classification) on the validation split of its
-``split.csv`` and scores them on the test split, and writes ``card.md`` from ``metrics.json``.
+intervals (regression) or probabilities (classification) — on out-of-fold predictions of the
+train + validation rows of its ``split.csv`` (5-fold scaffold cross-validation, five more
+ensembles trained with the recipe, 1 torch thread by default: ``Recipe.calibration="cv"``) or
+on its validation split — and scores them on the test split, and writes ``card.md`` from
+``metrics.json``.
 The configuration is deliberately small (CPU-only, a few minutes per
 model) so that the artifacts stay under 10 MB and the whole run is reproducible on a laptop::
 
@@ -11,6 +14,7 @@ model) so that the artifacts stay under 10 MB and the whole run is reproducible 
     python -m molprop.pretrained_recipes solubility       # one model
     python -m molprop.pretrained_recipes --stage finish   # (re)write domain, calibration, card
     python -m molprop.pretrained_recipes --stage calibrate  # (re)calibrate + card, no retraining
+    python -m molprop.pretrained_recipes --stage calibrate-cv solubility  # CV calibration + card
     python -m molprop.pretrained_recipes --stage card     # (re)write card.md only
 """
 
@@ -20,6 +24,7 @@ import argparse
 import logging
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +68,10 @@ class Recipe:
     licence: str
     intended_use: str
     chemprop_reference: str = ""
+    #: what the shipped calibration is fitted on: ``"cv"`` out-of-fold predictions of
+    #: train + validation (5-fold scaffold cross-validation, ``--stage calibrate-cv``), or
+    #: ``"validation"`` the validation split (``--stage calibrate``)
+    calibration: str = "validation"
 
 
 RECIPES: dict[str, Recipe] = {
@@ -81,6 +90,7 @@ RECIPES: dict[str, Recipe] = {
             "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
             "ranking small neutral organic molecules by aqueous solubility at 25 °C",
             "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
+            calibration="cv",
         ),
         Recipe(
             "lipophilicity",
@@ -109,6 +119,7 @@ RECIPES: dict[str, Recipe] = {
             "642 molecules",
             "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
             "estimating hydration free energies of small neutral molecules",
+            calibration="cv",
         ),
         Recipe(
             "bbb_penetration",
@@ -201,6 +212,19 @@ def train(recipe: Recipe, out: Path) -> None:
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
 
 
+def card_root(out: Path) -> Path:
+    """The checkout the card's paths are shown relative to: the one whose ``data/`` the model
+    in ``out`` was trained on (its recorded data path ends in ``data/...``), else this one, so
+    that a card rewritten in another checkout still reads ``data/moleculenet/...``."""
+    from molprop.artifact.store import load_config
+
+    data = Path(load_config(out).provenance.data or ".")
+    parts = data.parts
+    if data.is_absolute() and "data" in parts:
+        return Path(*parts[: len(parts) - 1 - parts[::-1].index("data")])
+    return REPO
+
+
 def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     """Write ``card.md`` of the model in ``out`` from its artifact and the recipe's texts."""
     from molprop.artifact.card import write_card
@@ -214,14 +238,15 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
         reference=recipe.chemprop_reference,
         reproduce="make pretrained",
         notes=["Small CPU-friendly configuration; larger models trained longer are more accurate."],
-        root=REPO,
+        root=card_root(out),
     )
 
 
-def split_sets(recipe: Recipe, out: Path):
-    """(validation, test) :class:`~molprop.training.calibrate.LabelledSet` of the model in
-    ``out``: the rows its ``split.csv`` puts there, read from the recipe's data with the model's
-    featuriser and the training table loader (the SMILES are checked against ``split.csv``)."""
+def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")):
+    """One :class:`~molprop.training.calibrate.LabelledSet` per entry of ``parts`` (default:
+    validation, test) of the model in ``out``: the rows its ``split.csv`` puts there (an entry
+    ``"train+val"`` joins parts), read from the recipe's data with the model's featuriser and
+    the training table loader (the SMILES are checked against ``split.csv``)."""
     import numpy as np
 
     from molprop.artifact.store import load_config
@@ -233,7 +258,8 @@ def split_sets(recipe: Recipe, out: Path):
     data = load_data(recipe)
     frame = data if isinstance(data, pd.DataFrame) else read_table(data)
     split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
-    split = split[split["split"].isin(["val", "test"])].reset_index(drop=True)
+    wanted = [set(p.split("+")) for p in parts]
+    split = split[split["split"].isin(set().union(*wanted))].reset_index(drop=True)
     rows = split["row"].to_numpy()
     spec = TableSpec(
         frame.iloc[rows].reset_index(drop=True),
@@ -246,10 +272,7 @@ def split_sets(recipe: Recipe, out: Path):
     if len(table) != len(split) or table.smiles != split["smiles"].tolist():
         raise RuntimeError(f"{out}/split.csv does not match {recipe.data}")
     labels = split["split"].to_numpy()
-    return (
-        table_set(table, np.flatnonzero(labels == "val")),
-        table_set(table, np.flatnonzero(labels == "test")),
-    )
+    return tuple(table_set(table, np.flatnonzero(np.isin(labels, list(w)))) for w in wanted)
 
 
 def calibrate(recipe: Recipe, out: Path) -> None:
@@ -265,12 +288,40 @@ def calibrate(recipe: Recipe, out: Path) -> None:
     write_metrics(out, metrics)
 
 
-def finish(recipe: Recipe, out: Path) -> None:
-    """Add the applicability domain, calibrate and write the card (no retraining)."""
+def calibrate_cv(
+    recipe: Recipe, out: Path, work: Path | None = None, threads: int | None = 1
+) -> None:
+    """Calibrate the model in ``out`` on out-of-fold predictions of its train + validation
+    rows (5-fold scaffold cross-validation, each fold an ensemble trained with the recipe; fold
+    models in ``work`` or a temporary directory; ``threads`` torch threads), score it on its
+    test split and add the ``calibration`` entry to ``metrics.json`` (weights unchanged)."""
+    from molprop.artifact.store import load_config, read_metrics, write_metrics
+    from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv
+
+    stored = load_config(out).train
+    if stored != train_config(recipe):
+        raise RuntimeError(
+            f"{out}/config.json was trained with {stored}, not the recipe's "
+            f"{train_config(recipe)}: retrain it (--stage train) before calibrate-cv"
+        )
+    trainval, test = split_sets(recipe, out, ("train+val", "test"))
+    cv = CrossValidation(work_dir=work, threads=threads)
+    report = calibrate_artifact_cv(out, trainval, test, cv, what="train+val")
+    metrics = read_metrics(out)
+    metrics["calibration"] = report
+    write_metrics(out, metrics)
+
+
+def finish(recipe: Recipe, out: Path, work: Path | None = None, threads: int | None = 1) -> None:
+    """Add the applicability domain, calibrate (as the recipe says) and write the card (no
+    retraining of the shipped weights)."""
     from molprop.artifact.domain import add_domain_to_artifact
 
     add_domain_to_artifact(out)
-    calibrate(recipe, out)
+    if recipe.calibration == "cv":
+        calibrate_cv(recipe, out, work, threads)
+    else:
+        calibrate(recipe, out)
     write_recipe_card(recipe, out)
 
 
@@ -279,12 +330,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", default=list(RECIPES), help="models to build")
     parser.add_argument(
         "--stage",
-        choices=["all", "train", "finish", "calibrate", "card"],
+        choices=["all", "train", "finish", "calibrate", "calibrate-cv", "card"],
         default="all",
-        help="finish: domain + calibration + card; calibrate: calibration + card; "
-        "card: card.md only",
+        help="finish: domain + calibration (as the recipe says) + card; calibrate: "
+        "calibration on the validation split + card; calibrate-cv: calibration on "
+        "out-of-fold predictions of train+val (5-fold scaffold CV) + card; card: card.md only",
     )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
+    parser.add_argument(
+        "--work",
+        default=None,
+        help="keep the cross-validation fold models here (default: a temporary directory)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads of the fold trainings (default 1)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -297,11 +357,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.stage in ("all", "train"):
             log.info("training %s -> %s", name, out)
             train(recipe, out)
+        work = Path(args.work) / name if args.work else None
         if args.stage in ("all", "finish"):
-            finish(recipe, out)
+            finish(recipe, out, work, args.threads)
         if args.stage == "calibrate":
             calibrate(recipe, out)
-        if args.stage in ("calibrate", "card"):
+        if args.stage == "calibrate-cv":
+            calibrate_cv(recipe, out, work, args.threads)
+        if args.stage in ("calibrate", "calibrate-cv", "card"):
             write_recipe_card(recipe, out)
     return 0
 

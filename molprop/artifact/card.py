@@ -164,7 +164,7 @@ def calibration_lines(directory: Path, metrics: dict) -> list[str]:
         "",
         "Coverage is guaranteed only for molecules drawn like the calibration molecules; "
         "new scaffolds, or a domain the calibration set barely covers, can be covered less "
-        "(on a scaffold split the test scaffolds are not the validation ones).",
+        "(on a scaffold split the test scaffolds are not the calibration ones).",
     ]
     if not test:
         return [*lines, "", "Coverage not measured on a test set."]
@@ -495,9 +495,16 @@ def write_card(
         "## Split",
         "",
         f"{split_text}: train {sizes.get('train', '?')}, validation {sizes.get('val', '?')}, "
-        f"test {sizes.get('test', '?')} {items}. The validation part is used for early "
-        "stopping and to calibrate the uncertainty only; the test part is never seen in "
-        "training or calibration.",
+        f"test {sizes.get('test', '?')} {items}. "
+        + (
+            "The validation part is used for early stopping only; the uncertainty is "
+            "calibrated on out-of-fold predictions of train + validation (scaffold "
+            "cross-validation, see below); the test part is never seen in training or "
+            "calibration."
+            if calibration is not None and "cross-validation" in calibration.fitted_on
+            else "The validation part is used for early stopping and to calibrate the "
+            "uncertainty only; the test part is never seen in training or calibration."
+        ),
         "",
         "## Model",
         "",

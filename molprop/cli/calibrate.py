@@ -1,7 +1,9 @@
 """``molprop calibrate``: recalibrate a trained model on your own labelled data (e.g. an
 in-house assay) and write a new version of the artifact. The weights never change: only the
 conformal intervals (regression) or the Platt scaling (classification) are refitted, on every
-valid, labelled row of ``--data``.
+valid, labelled row of ``--data``. ``--cv-data TABLE`` instead fits on out-of-fold
+predictions of TABLE (the model's own training rows, never its test rows) by ensembles retrained
+with the model's recipe on ``--cv-folds`` scaffold folds of it (5-fold: 5 more trainings).
 
 ``--out DIR``: the artifact is copied to DIR (new or empty) and the copy recalibrated; the
 original is left untouched. Without ``--out`` the artifact given as a path (``./my_model``) is
@@ -24,7 +26,24 @@ def add_parser(sub, name: str) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--model", required=True, help="artifact directory or shipped model name")
-    p.add_argument("--data", required=True, help="labelled CSV (or SDF / extxyz for 3D models)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--data", default=None, help="labelled CSV (or SDF / extxyz for 3D models) to fit on"
+    )
+    source.add_argument(
+        "--cv-data",
+        default=None,
+        help="the model's own training table (train + validation rows, no test rows): fit on "
+        "out-of-fold predictions of ensembles retrained with the model's recipe on scaffold "
+        "folds of it (--cv-folds ensembles are trained; the weights do not change)",
+    )
+    p.add_argument("--cv-folds", type=int, default=5, help="folds of --cv-data (default 5)")
+    p.add_argument(
+        "--cv-work", default=None, help="keep the --cv-data fold models here (default: temporary)"
+    )
+    p.add_argument(
+        "--threads", type=int, default=None, help="torch threads of the --cv-data fold trainings"
+    )
     p.add_argument("--smiles-column", default="smiles")
     p.add_argument(
         "--target-column",
@@ -48,13 +67,19 @@ def add_parser(sub, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from molprop.training.calibrate import recalibrate
 
+    cv = None
+    if args.cv_data is not None:
+        from molprop.training.cv_calibrate import CrossValidation
+
+        cv = CrossValidation(folds=args.cv_folds, work_dir=args.cv_work, threads=args.threads)
     result = recalibrate(
         args.model,
-        args.data,
+        args.cv_data if cv is not None else args.data,
         args.smiles_column,
         args.target_columns,
         out=args.out,
         test_data=args.test,
+        cv=cv,
     )
     report = {k: v for k, v in result.report.items() if k != "test"}
     print(json.dumps(report, indent=2))

@@ -24,6 +24,16 @@ def add_parser(sub, name: str) -> None:
     add_train_args(p)
     p.add_argument("--cutoff", type=float, default=None, help="3D radius-graph cutoff (Å)")
     p.add_argument("--name", default="", help="model name stored in the artifact")
+    p.add_argument(
+        "--calibration",
+        choices=["validation", "cv"],
+        default="validation",
+        help="calibrate the intervals / probabilities on the validation split (default, cheap) "
+        "or on out-of-fold predictions of train+val from a scaffold cross-validation (cv: "
+        "--cv-folds more ensembles are trained with the same recipe; the model's weights are "
+        "the same either way)",
+    )
+    p.add_argument("--cv-folds", type=int, default=5, help="folds of --calibration cv")
     p.add_argument("--out", required=True, help="artifact directory to write")
     p.set_defaults(func=run)
 
@@ -48,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
         per_atom=args.per_atom,
         progress=not args.no_progress,
+        calibration=args.calibration,
+        cv_folds=args.cv_folds,
     )
     result = run_train(request)
     if result.written:  # data parallel: the ranks > 0 wrote nothing and stay quiet

@@ -52,6 +52,66 @@ def murcko_scaffold(smiles: str) -> str:
     return MurckoScaffold.MurckoScaffoldSmiles(mol=mol, includeChirality=True)
 
 
+def scaffold_groups(smiles: Sequence[str]) -> list[list[int]]:
+    """Indices of the molecules sharing each Bemis–Murcko scaffold (in first-seen order)."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, smi in enumerate(smiles):
+        groups[murcko_scaffold(smi)].append(i)
+    return list(groups.values())
+
+
+def scaffold_folds(smiles: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """Fold index (0..folds-1) per molecule for scaffold-grouped K-fold cross-validation: no
+    scaffold is in two folds. Balanced as :func:`scaffold_split`: scaffold sets larger than half
+    a fold go first (shuffled with ``seed``), then the rest (shuffled); each set joins the fold
+    with the fewest molecules so far (ties: the lowest index)."""
+    if folds < 2:
+        raise ConfigError(f"cross-validation needs at least 2 folds, got {folds}")
+    if len(smiles) < folds:
+        raise DataError(f"{len(smiles)} molecules cannot fill {folds} folds")
+    half_fold = len(smiles) / folds / 2
+    sets = scaffold_groups(smiles)
+    big = [s for s in sets if len(s) > half_fold]
+    small = [s for s in sets if len(s) <= half_fold]
+    rng = np.random.default_rng(seed)
+    rng.shuffle(big)
+    rng.shuffle(small)
+    out = np.full(len(smiles), -1, dtype=int)
+    sizes = np.zeros(folds, dtype=int)
+    for group in big + small:
+        k = int(np.argmin(sizes))
+        out[group] = k
+        sizes[k] += len(group)
+    return out
+
+
+def scaffold_holdout(
+    smiles: Sequence[str], fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(train, held-out) indices, about ``fraction`` held out, no scaffold in both: the
+    balanced scaffold split of :func:`scaffold_split` with no test part (scaffold sets larger
+    than half the held-out size go to train first; the rest, shuffled with ``seed``, fill train,
+    then the held-out part; a set that fits neither joins train)."""
+    if not 0.0 < fraction < 1.0:
+        raise ConfigError(f"held-out fraction must be in (0, 1), got {fraction}")
+    n_val = fraction * len(smiles)
+    n_train = len(smiles) - n_val
+    sets = scaffold_groups(smiles)
+    big = [s for s in sets if len(s) > n_val / 2]
+    small = [s for s in sets if len(s) <= n_val / 2]
+    rng = np.random.default_rng(seed)
+    rng.shuffle(big)
+    rng.shuffle(small)
+    train: list[int] = []
+    held: list[int] = []
+    for group in big + small:
+        if len(train) + len(group) <= n_train or len(held) + len(group) > n_val:
+            train += group
+        else:
+            held += group
+    return np.asarray(train, int), np.asarray(held, int)
+
+
 def scaffold_split(smiles: Sequence[str], sizes: Sequence[float], seed: int) -> Split:
     """Balanced scaffold split (as chemprop): scaffold sets larger than half the test size go to
     train first; the rest are shuffled with ``seed`` and filled into train, val, test in turn.
@@ -61,10 +121,7 @@ def scaffold_split(smiles: Sequence[str], sizes: Sequence[float], seed: int) -> 
     n = len(smiles)
     n_train, n_val = f_train * n, f_val * n
     n_test = n - n_train - n_val
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, smi in enumerate(smiles):
-        groups[murcko_scaffold(smi)].append(i)
-    sets = list(groups.values())
+    sets = scaffold_groups(smiles)
     big = [s for s in sets if len(s) > n_val / 2 or len(s) > n_test / 2]
     small = [s for s in sets if not (len(s) > n_val / 2 or len(s) > n_test / 2)]
     rng = np.random.default_rng(seed)

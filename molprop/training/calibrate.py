@@ -224,6 +224,18 @@ def calibrate_artifact(
             raise
         log.warning("%s is not calibrated (no intervals): %s", directory, exc)
         return {"not_calibrated": str(exc)}
+    return store_calibration(directory, calibration, predictor, test)
+
+
+def store_calibration(
+    directory: str | Path,
+    calibration: Calibration,
+    predictor: Predictor,
+    test: LabelledSet | None = None,
+) -> dict[str, Any]:
+    """Write ``calibration`` into the artifact ``directory`` (whose ``predictor`` made the
+    calibration predictions) and return the ``"calibration"`` entry of ``metrics.json``: the
+    summary plus, with ``test``, its measurement there (``"test"``)."""
     calibration.save(directory)
     log.info("calibrated %s: %s", directory, calibration.describe())
     report = summary(calibration)
@@ -259,6 +271,7 @@ def recalibrate(
     target_columns: Sequence[str] | None = None,
     out: str | Path | None = None,
     test_data: str | Path | None = None,
+    cv: Any = None,
 ) -> RecalibrateResult:
     """Recalibrate an existing model on a labelled table (e.g. an in-house assay) and write a
     new version of the artifact; the weights are never touched.
@@ -271,6 +284,11 @@ def recalibrate(
     ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
     fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
     is used to fit.
+
+    ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
+    table the model was trained on (without its test rows), predicted out of fold by ensembles
+    retrained with the model's recipe on scaffold folds of it
+    (:func:`molprop.training.cv_calibrate.fit_cross_validated`); the weights still never change.
     """
     from molprop.artifact.calibration import next_version, set_version
     from molprop.artifact.card import refresh_card_calibration
@@ -308,8 +326,15 @@ def recalibrate(
 
     table, labelled = read(data)
     predictor = Predictor.from_pretrained(dest)
-    fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
-    calibration = fit_on(predictor, labelled, fitted_on)
+    cv_report = None
+    if cv is not None:
+        from molprop.training.cv_calibrate import fit_cross_validated
+
+        calibration, _, oof = fit_cross_validated(dest, labelled, cv, Path(data).name)
+        cv_report = oof.report
+    else:
+        fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
+        calibration = fit_on(predictor, labelled, fitted_on)
     previous = dest / CALIBRATION_NAME
     if out is None and previous.exists():
         previous.replace(dest / f"calibration.v{config.version}.json")
@@ -317,6 +342,8 @@ def recalibrate(
     version = next_version(config.version)
     set_version(dest, version)
     report = summary(calibration)
+    if cv_report is not None:
+        report["cross_validation"] = cv_report
     if test_data is not None:
         _, test = read(test_data)
         report["test"] = measure(calibration, Predictor.from_pretrained(dest), test)
@@ -338,6 +365,7 @@ __all__ = [
     "measure",
     "raw_predictions",
     "recalibrate",
+    "store_calibration",
     "summary",
     "table_set",
 ]

@@ -102,6 +102,12 @@ class TrainRequest:
     name: str = ""
     per_atom: bool = False
     progress: bool = True
+    #: what the intervals / probabilities are calibrated on: ``"validation"`` the validation
+    #: split (cheap), ``"cv"`` out-of-fold predictions of train + validation from
+    #: ``cv_folds``-fold scaffold cross-validation (``cv_folds`` more ensembles are trained;
+    #: :mod:`molprop.training.cv_calibrate`)
+    calibration: str = "validation"
+    cv_folds: int = 5
 
     @property
     def table_spec(self) -> TableSpec:
@@ -231,10 +237,36 @@ def size_invariant_overrides(request: TrainRequest, table: MoleculeTable) -> dic
     return overrides
 
 
+CALIBRATIONS = ("validation", "cv")
+
+
+def calibrate_cv(
+    out: Path, table: MoleculeTable, split: Split, request: TrainRequest
+) -> dict[str, Any]:
+    """Calibrate the artifact ``out`` on out-of-fold predictions of its train + validation
+    rows (:func:`molprop.training.cv_calibrate.calibrate_artifact_cv`; fold models in a
+    temporary directory); returns the ``calibration`` entry of ``metrics.json``."""
+    from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv
+
+    f_train, f_val, _ = request.split_sizes
+    cv = CrossValidation(
+        folds=request.cv_folds,
+        seed=request.train.seed,
+        val_fraction=f_val / (f_train + f_val) if f_val > 0 else 1 / 9,
+        progress=request.progress,
+    )
+    trainval = table_set(table, np.concatenate([split.train, split.val]))
+    return calibrate_artifact_cv(out, trainval, table_set(table, split.test), cv, "train+val")
+
+
 def run_train(request: TrainRequest) -> TrainResult:
     """Train and write the artifact to ``request.out`` (in a data-parallel run, global rank 0
     alone writes files; every rank trains and evaluates)."""
     start = time.perf_counter()
+    if request.calibration not in CALIBRATIONS:
+        from molprop.errors import ConfigError
+
+        raise ConfigError(f"calibration must be one of {CALIBRATIONS}, got {request.calibration!r}")
     out = Path(request.out)
     writes = is_global_zero()
     if writes:
@@ -299,7 +331,9 @@ def run_train(request: TrainRequest) -> TrainResult:
     save_artifact(out, artifact, members)
     if request.featurizer.kind == "2d":  # applicability domain over the training SMILES
         add_domain_to_artifact(out, [table.smiles[i] for i in split.train])
-    if len(split.val):  # calibrated on the validation split; the test split is only scored
+    if request.calibration == "cv":  # out of fold on train + val; the test split is only scored
+        metrics["calibration"] = calibrate_cv(out, table, split, request)
+    elif len(split.val):  # calibrated on the validation split; the test split is only scored
         metrics["calibration"] = calibrate_artifact(
             out, table_set(table, split.val), table_set(table, split.test), strict=False
         )

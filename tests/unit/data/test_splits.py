@@ -41,3 +41,33 @@ def test_column_split_and_errors():
         column_split(["train", "holdout"])
     with pytest.raises(ConfigError):
         make_split("random", ["C"] * 10, (0.5, 0.2, 0.2), 0)
+
+
+def test_scaffold_folds_group_scaffolds_and_balance(esol_frame):
+    from molprop.data.splits import scaffold_folds
+
+    smiles = esol_frame["smiles"].tolist()
+    fold = scaffold_folds(smiles, 5, seed=0)
+    assert set(fold.tolist()) == set(range(5))
+    scaffold_fold: dict[str, int] = {}
+    for smi, k in zip(smiles, fold):
+        assert scaffold_fold.setdefault(murcko_scaffold(smi), int(k)) == k  # one fold each
+    # without the two sets larger than a fold (acyclic 317, benzene 254) the folds balance
+    small = [s for s in smiles if murcko_scaffold(s) not in ("", "c1ccccc1")]
+    counts = np.bincount(scaffold_folds(small, 5, seed=0))
+    assert counts.max() - counts.min() <= 0.1 * len(small) / 5, counts
+    assert not np.array_equal(fold, scaffold_folds(smiles, 5, seed=1))
+    with pytest.raises(ConfigError):
+        scaffold_folds(smiles, 1, 0)
+
+
+def test_scaffold_holdout_keeps_big_sets_in_train(esol_frame):
+    from molprop.data.splits import scaffold_holdout
+
+    smiles = esol_frame["smiles"].tolist()
+    train, held = scaffold_holdout(smiles, 1 / 9, seed=0)
+    assert sorted(np.concatenate([train, held]).tolist()) == list(range(len(smiles)))
+    assert abs(len(held) - len(smiles) / 9) <= 0.1 * len(smiles) / 9
+    held_scaffolds = {murcko_scaffold(smiles[i]) for i in held}
+    assert not held_scaffolds & {murcko_scaffold(smiles[i]) for i in train}
+    assert "" not in held_scaffolds and "c1ccccc1" not in held_scaffolds  # big sets: train
