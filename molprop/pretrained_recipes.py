@@ -2,11 +2,12 @@
 
 Each recipe trains an ensemble of ESA members on a dataset from the repository's ``data/``
 folder with a scaffold split, then adds the applicability-domain file, calibrates the
-intervals (regression) or probabilities (classification) — on out-of-fold predictions of the
-train + validation rows of its ``split.csv`` (5-fold scaffold cross-validation, five more
-ensembles trained with the recipe, 1 torch thread by default: ``Recipe.calibration="cv"``) or
-on its validation split — and scores them on the test split, and writes ``card.md`` from
-``metrics.json``.
+intervals (regression) or probabilities (classification) on the validation split of its
+``split.csv`` (``Recipe.calibration="validation"``, every shipped model; ``"cv"`` would fit them
+on out-of-fold predictions of the train + validation rows instead: 5-fold scaffold
+cross-validation, five more ensembles trained with the recipe, ``--stage calibrate-cv``; measured
+in docs/results/calibration.md, not shipped) and scores them on the test split, and writes
+``card.md`` from ``metrics.json``.
 The configuration is deliberately small (CPU-only, a few minutes per
 model) so that the artifacts stay under 10 MB and the whole run is reproducible on a laptop::
 
@@ -90,7 +91,6 @@ RECIPES: dict[str, Recipe] = {
             "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
             "ranking small neutral organic molecules by aqueous solubility at 25 °C",
             "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
-            calibration="cv",
         ),
         Recipe(
             "lipophilicity",
@@ -119,7 +119,6 @@ RECIPES: dict[str, Recipe] = {
             "642 molecules",
             "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
             "estimating hydration free energies of small neutral molecules",
-            calibration="cv",
         ),
         Recipe(
             "bbb_penetration",
