@@ -170,7 +170,7 @@ RECIPES: dict[str, Recipe] = {
             "gap_ev",
             "eV",
             "regression",
-            20,
+            40,
             "HOMO-LUMO gap (QM9, B3LYP/6-31G(2df,p)) from a 3D structure",
             "QM9 (Ramakrishnan et al. 2014) via PyPI `qm9pack` 1.0.3: the same 7,269-molecule part "
             "as `homo_lumo_gap`, its B3LYP geometries; gap = HOMO_LUMO_gap_au x 27.211386",
@@ -181,7 +181,7 @@ RECIPES: dict[str, Recipe] = {
             featurizer="3d",
             featurizer_params={"include_h": False},
             model={"pair_rbf": 16},
-            train={"ensemble_size": 2, "loss": "mae"},
+            train={"ensemble_size": 3, "loss": "mae"},
             split_from="homo_lumo_gap",
         ),
     )
