@@ -349,6 +349,12 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     comparison = read_metrics(out).get("input_comparison")
     if comparison:
         notes = comparison_notes(recipe, comparison) + notes
+    if recipe.structures:
+        notes.insert(
+            0,
+            "`in_domain` is computed from SMILES fingerprints: SMILES requests get it, rows of a "
+            "structure file or `predict_structures` do not (their intervals use the std bins).",
+        )
 
     return write_card(
         out,
