@@ -329,13 +329,13 @@ def comparison_notes(recipe: Recipe, comparison: dict[str, Any]) -> list[str]:
         f"predicted: {common['dft_geometry_mae']:.3f} / {common['conformer_mae']:.3f} / "
         f"{common['smiles_2d_mae']:.3f}).",
     ]
-    on_dft = "beats" if common["dft_geometry_mae"] < common["smiles_2d_mae"] else "does not beat"
-    on_conf = "beats" if common["conformer_mae"] < common["smiles_2d_mae"] else "does not beat"
+    on_dft = "lower" if common["dft_geometry_mae"] < common["smiles_2d_mae"] else "not lower"
+    on_conf = "lower" if common["conformer_mae"] < common["smiles_2d_mae"] else "not lower"
     notes.append(
         "Expected input: a DFT-quality (B3LYP-like) 3D structure (xyz / extxyz / SDF / ASE / "
-        f"pymatgen); there it {on_dft} the 2D model. On SMILES (conformers) it {on_conf} "
-        f"`{two['model']}`"
-        + (f": for SMILES use `{two['model']}`." if on_conf == "does not beat" else ".")
+        f"pymatgen); there its MAE is {on_dft} than the 2D model's. On SMILES (conformers) its "
+        f"MAE is {on_conf} than `{two['model']}`'s"
+        + (f": for SMILES use `{two['model']}`." if on_conf == "not lower" else ".")
     )
     return notes
 
