@@ -1,9 +1,11 @@
 """Work estimate of a request before it is queued: heavy atoms and attention tokens per molecule.
 
 Counted from a cheap RDKit parse (no sanitisation, about 1 µs per atom), the way the model makes
-tokens: ESA one token per directed bond (2 per bond), NSA one per atom. A 3D model's
-radius graph is not known before embedding; its tokens are bounded by atoms (hydrogens
-included if the featuriser keeps them) x ``max_neighbors``. An unparsable SMILES costs one token
+tokens: ESA one token per directed bond (2 per bond), NSA one per atom. A 3D model in mode
+``bonds`` on heavy atoms without radius tokens has the 2D graph's tokens (its tokens are the
+SMILES's bonds); otherwise a 3D model's radius graph is not known before embedding and its
+tokens are bounded by atoms (hydrogens included if the featuriser keeps them) x
+``max_neighbors``. An unparsable SMILES costs one token
 (the featuriser rejects it before any model work).
 """
 
@@ -77,6 +79,9 @@ def molecule_costs(
     ``nsa``) and ``featurizer`` (the model's; None or a 2D one: bonds of the molecular graph)."""
     if getattr(featurizer, "kind", "2d") == "3d":
         include_h = bool(getattr(featurizer, "include_h", True))
+        bonds_only = getattr(featurizer, "radius_tokens", None) is None
+        if getattr(featurizer, "mode", "radius") == "bonds" and not include_h and bonds_only:
+            return [_cost_2d(s, token_kind) for s in smiles]  # the SMILES's heavy-atom bonds
         k = getattr(featurizer, "max_neighbors", None)
         return [_cost_3d(s, token_kind, include_h, k) for s in smiles]
     return [_cost_2d(s, token_kind) for s in smiles]

@@ -92,24 +92,38 @@ def collect(out: Path, json_path: Path) -> dict:
     return runs
 
 
+def run_group(name: str) -> tuple[int, str]:
+    """``(n_train, epochs tag)`` of a run named ``<kind>_n<N>[_e<E>]_s<seed>`` (tag ``""``
+    without ``_e<E>``): the runs whose seeds are pooled."""
+    parts = name.split("_")
+    n = int(next(p for p in parts if p.startswith("n"))[1:])
+    return n, next((p for p in parts[2:] if p.startswith("e")), "")
+
+
+def group_label(n: int, tag: str) -> str:
+    return f"{n}" + (f", {tag[1:]} epochs" if tag else "")
+
+
 def summary_table(runs: dict) -> str:
-    """Markdown rows: per (model, n_train), mean ± std over seeds of the test MAE per target, and
-    the mean seconds per epoch."""
-    groups: dict[tuple[str, str], list[dict]] = {}
+    """Markdown rows: per (model, n_train, epochs tag), mean ± std over seeds of the test MAE per
+    target, and the mean seconds per epoch."""
+    groups: dict[tuple[int, str, str], list[dict]] = {}
     for name, run in runs.items():
-        kind, n = name.split("_")[0], name.split("_n")[1].split("_")[0]
-        groups.setdefault((n, kind), []).append(run)
+        groups.setdefault((*run_group(name), name.split("_")[0]), []).append(run)
     lines = [
         "| train molecules | model | seeds | HOMO | LUMO | gap | s / epoch |",
         "|---|---|---|---|---|---|---|",
     ]
-    for (n, kind), rs in sorted(groups.items(), key=lambda kv: (int(kv[0][0]), kv[0][1])):
+    for (n, tag, kind), rs in sorted(groups.items()):
         cells = []
         for t in TARGETS:
             v = np.array([r["test_mae_ev"][t] for r in rs])
             cells.append(f"{v.mean():.3f} ± {v.std(ddof=1):.3f}" if len(v) > 1 else f"{v[0]:.3f}")
         sec = np.mean([r["seconds_per_epoch"] for r in rs])
-        lines.append(f"| {n} | ESA-{kind.upper()} | {len(rs)} | {' | '.join(cells)} | {sec:.1f} |")
+        label = group_label(n, tag)
+        lines.append(
+            f"| {label} | ESA-{kind.upper()} | {len(rs)} | {' | '.join(cells)} | {sec:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -120,11 +134,15 @@ def plot(runs: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ns = sorted({name.split("_n")[1].split("_")[0] for name in runs}, key=int)
-    fig, axes = plt.subplots(1, len(ns), figsize=(4.5 * len(ns), 3.6), squeeze=False)
-    for ax, n in zip(axes[0], ns):
+    groups = sorted({run_group(name) for name in runs})
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.5 * len(groups), 3.6), squeeze=False)
+    for ax, group in zip(axes[0], groups):
         for k, (kind, colour) in enumerate((("2d", "tab:blue"), ("3d", "tab:orange"))):
-            rs = [r for name, r in runs.items() if name.startswith(f"{kind}_n{n}_")]
+            rs = [
+                r
+                for name, r in runs.items()
+                if name.startswith(f"{kind}_") and run_group(name) == group
+            ]
             for t, target in enumerate(TARGETS):
                 v = [r["test_mae_ev"][target] for r in rs]
                 x = t + (k - 0.5) * 0.3
@@ -138,7 +156,9 @@ def plot(runs: dict, path: Path) -> None:
                 if v:
                     ax.hlines(np.mean(v), x - 0.12, x + 0.12, color=colour)
         ax.set_xticks(range(len(TARGETS)), ["HOMO", "LUMO", "gap"])
-        ax.set(ylabel="test MAE (eV)", title=f"QM9, {n} training molecules")
+        n, tag = group
+        epochs = f", {tag[1:]} epochs" if tag else ""
+        ax.set(ylabel="test MAE (eV)", title=f"QM9, {n} training molecules{epochs}")
         ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

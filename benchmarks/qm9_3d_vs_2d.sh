@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # ESA-3D vs ESA-2D on QM9 HOMO / LUMO / gap (docs/results/3d.md, issue 20).
-# Usage: benchmarks/qm9_3d_vs_2d.sh OUT [EPOCHS [EPOCHS_7000]]   (2 runs at a time, 1 thread each)
+# Usage: [JOBS=1] benchmarks/qm9_3d_vs_2d.sh OUT [EPOCHS [EPOCHS_7000]]
+#   (JOBS runs at a time, default 2, 1 thread each; JOBS=1 for seconds per epoch of an idle core)
 set -euo pipefail
 OUT=${1:?output folder}
 EPOCHS=${2:-50}
+JOBS=${JOBS:-2}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PY:-$HERE/.venv/bin/python}
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MOLPROP_NO_PROGRESS=1
@@ -13,8 +15,8 @@ for n in 3000 7000; do
 done
 C="--split-type column --split-column split --preset small --epochs $EPOCHS --loss mae --target-columns homo_ev lumo_ev gap_ev"
 F3D="--featurizer 3d --featurizer-params {\"include_h\":false} --pair-rbf 16"
-# 7,000 molecules: a shorter budget (docs/results/3d.md ran 10 epochs, all the shared machine
-# allowed in the time; EPOCHS / 2 would give about the steps of 3,000 x EPOCHS)
+# 7,000 molecules: EPOCHS / 2 epochs, about the optimisation steps of 3,000 x EPOCHS
+# (docs/results/3d.md: 25 epochs, one run at a time; an earlier session's 10 are kept there too)
 E7=${3:-$(( EPOCHS / 2 ))}
 jobs=()
 for seed in 0 1 2; do
@@ -28,7 +30,7 @@ running() { pgrep -fc -- "molprop.cli.main train .*--out $OUT/runs/" || true; }
 for job in "${jobs[@]}"; do
   name=${job%%|*}; args=${job#*|}
   [ -e "$OUT/logs/$name.log" ] && continue  # done or under way (delete its log to rerun)
-  while [ "$(running)" -ge 2 ]; do sleep 15; done  # at most 2 runs at once
+  while [ "$(running)" -ge "$JOBS" ]; do sleep 15; done  # at most JOBS runs at once
   echo "$(date -u +%T) start $name"
   # shellcheck disable=SC2086  # $args is a word list on purpose
   ( "$PY" -m molprop.cli.main train $args --out "$OUT/runs/$name" > "$OUT/logs/$name.log" 2>&1 \

@@ -17,17 +17,26 @@ model) so that the artifacts stay under 10 MB and the whole run is reproducible 
     python -m molprop.pretrained_recipes --stage calibrate  # (re)calibrate + card, no retraining
     python -m molprop.pretrained_recipes --stage calibrate-cv solubility  # CV calibration + card
     python -m molprop.pretrained_recipes --stage card     # (re)write card.md only
+
+``homo_lumo_gap_3d`` (issue 20) is the structure-input twin of ``homo_lumo_gap``: the same QM9
+part and the same split (its ``split.csv``, so build ``homo_lumo_gap`` first), the B3LYP
+geometries of the file through the 3D featuriser of ``benchmarks/qm9_3d_vs_2d.sh`` (bond tokens,
+heavy atoms, element-pair Gaussians, MAE loss). Its ``finish`` stage also scores it on RDKit/MMFF
+conformers of the test SMILES and the 2D model on the same SMILES (``metrics.json``
+``input_comparison``, shown on the card).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -73,6 +82,19 @@ class Recipe:
     #: train + validation (5-fold scaffold cross-validation, ``--stage calibrate-cv``), or
     #: ``"validation"`` the validation split (``--stage calibrate``)
     calibration: str = "validation"
+    #: a structure model (featuriser ``3d``): its featuriser parameters, model and train
+    #: settings (over :data:`MODEL_3D` / :func:`train_config`), the model whose ``split.csv`` it
+    #: reuses and the 2D model the card compares it with on SMILES
+    featurizer: str = "2d"
+    featurizer_params: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    train: dict[str, Any] = field(default_factory=dict)
+    split_from: str = ""
+
+    @property
+    def structures(self) -> bool:
+        """True for a model trained on the geometries of a structure file (featuriser 3d)."""
+        return self.featurizer == "3d"
 
 
 RECIPES: dict[str, Recipe] = {
@@ -150,12 +172,42 @@ RECIPES: dict[str, Recipe] = {
             "frontier-orbital gap; input is SMILES (2D graph: on this data size the 2D model beat "
             "the 3D one, see docs/results/3d.md)",
         ),
+        Recipe(
+            "homo_lumo_gap_3d",
+            "../qm9/qm9_3d_shuffled_part01of18.extxyz.gz",
+            "smiles",
+            "gap_ev",
+            "eV",
+            "regression",
+            40,
+            "HOMO-LUMO gap (QM9, B3LYP/6-31G(2df,p)) from a 3D structure",
+            "QM9 (Ramakrishnan et al. 2014) via PyPI `qm9pack` 1.0.3: the same 7,269-molecule part "
+            "as `homo_lumo_gap`, its B3LYP geometries; gap = HOMO_LUMO_gap_au x 27.211386",
+            "MIT (qm9pack); QM9 data CC0",
+            "screening small organic molecules (C, H, O, N, F; up to 9 heavy atoms) by DFT "
+            "frontier-orbital gap from a DFT-quality 3D structure (xyz / extxyz / SDF / ASE / "
+            "pymatgen); for SMILES input see the input comparison below",
+            featurizer="3d",
+            featurizer_params={"include_h": False},
+            model={"pair_rbf": 16},
+            train={"ensemble_size": 3, "loss": "mae"},
+            split_from="homo_lumo_gap",
+        ),
     )
 }
 
+#: the 3D recipes' architecture: ``--preset small`` (no dropout, default head) as in
+#: ``benchmarks/qm9_3d_vs_2d.sh``, the run the 3D featuriser won (docs/results/3d.md)
+MODEL_3D = {"hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, "dropout": 0.0}
+
 
 def train_config(recipe: Recipe) -> TrainConfig:
-    """Short budgets (15 epochs or fewer) use a larger learning rate."""
+    """Short budgets (15 epochs or fewer) use a larger learning rate. A structure recipe trains
+    as ``benchmarks/qm9_3d_vs_2d.sh`` (``--preset small``: batch 64, lr 5e-4, weight averaging,
+    the CLI's patience and decay) with its ``train`` settings on top."""
+    if recipe.structures:
+        values = {"epochs": recipe.epochs, "batch_size": 64, "lr": 5e-4, "seed": 0}
+        return TrainConfig(**{**values, **recipe.train})
     lr = 1e-3 if recipe.epochs <= 15 else 5e-4
     return TrainConfig(
         epochs=recipe.epochs,
@@ -188,27 +240,113 @@ def load_data(recipe: Recipe) -> str | pd.DataFrame:
     return pd.DataFrame(rows, columns=["smiles", "gap_ev"]).astype(str)
 
 
+def reused_split(recipe: Recipe) -> pd.DataFrame:
+    """The ``split.csv`` (row, smiles, split) of the model ``recipe.split_from``."""
+    path = PRETRAINED / recipe.split_from / "split.csv"
+    if not path.exists():
+        raise RuntimeError(f"{path} missing: build {recipe.split_from} first (its split is reused)")
+    return pd.read_csv(path, dtype={"smiles": str, "split": str})
+
+
+def structure_file(recipe: Recipe, folder: Path, splits: Sequence[str] | None = None) -> Path:
+    """Write the frames of ``recipe.data`` (B3LYP geometries) as ``folder/<name>.extxyz`` with
+    the info keys ``smiles``, ``recipe.target`` and ``split`` (the split of ``split_from``), in
+    the file's order; ``splits``: only the frames in those parts. The SMILES of every frame
+    must be the reused split's."""
+    from molprop.chem.structures import read_ase_frames
+
+    path = DATA / recipe.data
+    frames = read_ase_frames(path, path.name.removesuffix(".gz"))
+    split = reused_split(recipe)
+    if len(split) != len(frames) or split["row"].tolist() != list(range(len(frames))):
+        raise RuntimeError(f"{recipe.split_from}/split.csv does not list the {len(frames)} frames")
+    keep = []
+    for atoms, smiles, part in zip(frames, split["smiles"], split["split"], strict=True):
+        if atoms.info["smiles"] != smiles:
+            raise RuntimeError(f"{recipe.split_from}/split.csv: {smiles!r} is not the frame's")
+        gap = float(atoms.info["HOMO_LUMO_gap_au"]) * HARTREE_EV
+        atoms.info = {"smiles": smiles, recipe.target: gap, "split": part}
+        if splits is None or part in splits:
+            keep.append(atoms)
+    import ase.io
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{recipe.name}.extxyz"
+    ase.io.write(out, keep, format="extxyz")
+    return out
+
+
 def train(recipe: Recipe, out: Path) -> None:
     """Train the ensemble of ``recipe`` into ``out`` (replaced if it exists)."""
+    import tempfile
+
+    from molprop.featurize import FeaturizerConfig
     from molprop.training.train import TrainRequest, run_train
 
     if out.exists():
         shutil.rmtree(out)
-    request = TrainRequest(
-        data=load_data(recipe),
-        smiles_column=recipe.smiles_column,
-        target_columns=[recipe.target],
-        out=out,
-        task_type=recipe.task_type,
-        split_type="scaffold",
-        model=dict(MODEL),
-        train=train_config(recipe),
-        units=[recipe.unit],
-        name=recipe.name,
-        progress=False,
-    )
-    run_train(request)
+    with tempfile.TemporaryDirectory() as tmp:
+        structures = {}
+        if recipe.structures:
+            structures = {
+                "data": structure_file(recipe, Path(tmp)),
+                "split_type": "column",
+                "split_column": "split",
+                "featurizer": FeaturizerConfig("3d", dict(recipe.featurizer_params)),
+                "model": {**MODEL_3D, **recipe.model},
+            }
+        request = TrainRequest(
+            **{
+                "data": load_data(recipe) if not recipe.structures else None,
+                "smiles_column": recipe.smiles_column,
+                "target_columns": [recipe.target],
+                "out": out,
+                "task_type": recipe.task_type,
+                "split_type": "scaffold",
+                "model": dict(MODEL),
+                "train": train_config(recipe),
+                "units": [recipe.unit],
+                "name": recipe.name,
+                "progress": False,
+                **structures,
+            }
+        )
+        run_train(request)
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
+    if recipe.structures:  # the data file was a temporary copy with the split column
+        config_path = out / "config.json"
+        config = json.loads(config_path.read_text())
+        config["extra"]["data"] = str(Path("data") / "qm9" / Path(recipe.data).name)
+        config_path.write_text(json.dumps(config, indent=2))
+
+
+def comparison_notes(recipe: Recipe, comparison: dict[str, Any]) -> list[str]:
+    """The card's bullets on which input this structure model expects and what it scores on
+    each (``comparison``: :func:`input_comparison`)."""
+    geo, conf, two = comparison["dft_geometry"], comparison["conformer"], comparison["smiles_2d"]
+    common = comparison["common"]
+    unit = recipe.unit
+    notes = [
+        f"Split: the scaffold split of `{recipe.split_from}` (its `split.csv`), so both models "
+        "are scored on the same test molecules.",
+        f"Which input: on the {comparison['n_test']} test molecules this model scores MAE "
+        f"**{geo['mae']:.3f} {unit}** on their B3LYP geometries (a structure file, as trained), "
+        f"**{conf['mae']:.3f} {unit}** on RDKit ETKDGv3/MMFF conformers of their SMILES (what a "
+        f"SMILES request to this model gets; {conf['failed']} SMILES could not be embedded and "
+        f"are `invalid_input` rows), and the 2D `{two['model']}` scores "
+        f"**{two['mae']:.3f} {unit}** on their SMILES (on the {common['n']} molecules all three "
+        f"predicted: {common['dft_geometry_mae']:.3f} / {common['conformer_mae']:.3f} / "
+        f"{common['smiles_2d_mae']:.3f}).",
+    ]
+    on_dft = "lower" if common["dft_geometry_mae"] < common["smiles_2d_mae"] else "not lower"
+    on_conf = "lower" if common["conformer_mae"] < common["smiles_2d_mae"] else "not lower"
+    notes.append(
+        "Expected input: a DFT-quality (B3LYP-like) 3D structure (xyz / extxyz / SDF / ASE / "
+        f"pymatgen); there its MAE is {on_dft} than the 2D model's. On SMILES (conformers) its "
+        f"MAE is {on_conf} than `{two['model']}`'s"
+        + (f": for SMILES use `{two['model']}`." if on_conf == "not lower" else ".")
+    )
+    return notes
 
 
 def card_root(out: Path) -> Path:
@@ -227,6 +365,18 @@ def card_root(out: Path) -> Path:
 def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     """Write ``card.md`` of the model in ``out`` from its artifact and the recipe's texts."""
     from molprop.artifact.card import write_card
+    from molprop.artifact.store import read_metrics
+
+    notes = ["Small CPU-friendly configuration; larger models trained longer are more accurate."]
+    comparison = read_metrics(out).get("input_comparison")
+    if comparison:
+        notes = comparison_notes(recipe, comparison) + notes
+    if recipe.structures:
+        notes.insert(
+            0,
+            "`in_domain` is computed from SMILES fingerprints: SMILES requests get it, rows of a "
+            "structure file or `predict_structures` do not (their intervals use the std bins).",
+        )
 
     return write_card(
         out,
@@ -236,7 +386,7 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
         intended_use=recipe.intended_use,
         reference=recipe.chemprop_reference,
         reproduce="make pretrained",
-        notes=["Small CPU-friendly configuration; larger models trained longer are more accurate."],
+        notes=notes,
         root=card_root(out),
     )
 
@@ -245,7 +395,10 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
     """One :class:`~molprop.training.calibrate.LabelledSet` per entry of ``parts`` (default:
     validation, test) of the model in ``out``: the rows its ``split.csv`` puts there (an entry
     ``"train+val"`` joins parts), read from the recipe's data with the model's featuriser and
-    the training table loader (the SMILES are checked against ``split.csv``)."""
+    the training table loader (the SMILES are checked against ``split.csv``; a structure
+    recipe reads the geometries of those rows)."""
+    import tempfile
+
     import numpy as np
 
     from molprop.artifact.store import load_config
@@ -254,20 +407,21 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
     from molprop.training.train import TableSpec, load_table
 
     config = load_config(out)
-    data = load_data(recipe)
-    frame = data if isinstance(data, pd.DataFrame) else read_table(data)
     split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
     wanted = [set(p.split("+")) for p in parts]
-    split = split[split["split"].isin(set().union(*wanted))].reset_index(drop=True)
-    rows = split["row"].to_numpy()
-    spec = TableSpec(
-        frame.iloc[rows].reset_index(drop=True),
-        recipe.smiles_column,
-        [recipe.target],
-        config.featurizer,
-        progress=False,
-    )
-    table = load_table(spec)
+    names = set().union(*wanted)
+    split = split[split["split"].isin(names)].reset_index(drop=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if recipe.structures:
+            data: str | Path | pd.DataFrame = structure_file(recipe, Path(tmp), tuple(names))
+        else:
+            frame = load_data(recipe)
+            frame = frame if isinstance(frame, pd.DataFrame) else read_table(frame)
+            data = frame.iloc[split["row"].to_numpy()].reset_index(drop=True)
+        spec = TableSpec(
+            data, recipe.smiles_column, [recipe.target], config.featurizer, progress=False
+        )
+        table = load_table(spec)
     if len(table) != len(split) or table.smiles != split["smiles"].tolist():
         raise RuntimeError(f"{out}/split.csv does not match {recipe.data}")
     labels = split["split"].to_numpy()
@@ -311,16 +465,65 @@ def calibrate_cv(
     write_metrics(out, metrics)
 
 
+def input_comparison(recipe: Recipe, out: Path) -> dict[str, Any]:
+    """Test MAE of the structure model in ``out`` fed as a user feeds it: the test molecules'
+    B3LYP geometries as a structure file, and their SMILES (one seeded RDKit/MMFF conformer
+    each); and of the 2D model ``recipe.split_from`` on the same SMILES. ``common``: the three
+    MAEs over the molecules every input predicted."""
+    import tempfile
+
+    import numpy as np
+
+    from molprop.chem.structures import read_ase_frames
+    from molprop.inference import Predictor
+
+    split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
+    smiles = split.loc[split["split"] == "test", "smiles"].tolist()
+    model = Predictor.from_pretrained(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = structure_file(recipe, Path(tmp), ("test",))
+        truth = np.array([a.info[recipe.target] for a in read_ase_frames(path, path.name)])
+        on_geometry = model.predict_structure_file(path)
+    if on_geometry["label"].tolist() != smiles:
+        raise RuntimeError(f"{out}: the test structures are not split.csv's test molecules")
+    on_conformer = model.predict(smiles)
+    on_smiles_2d = Predictor.from_pretrained(PRETRAINED / recipe.split_from).predict(smiles)
+    t = recipe.target
+    frames = {"dft_geometry": on_geometry, "conformer": on_conformer, "smiles_2d": on_smiles_2d}
+    ok = {k: f["status"].eq("ok").to_numpy() for k, f in frames.items()}
+    common = np.logical_and.reduce(list(ok.values()))
+
+    def mae(frame: pd.DataFrame, rows: np.ndarray) -> float:
+        return float(np.abs(frame[t].to_numpy(dtype=float)[rows] - truth[rows]).mean())
+
+    result: dict[str, Any] = {"n_test": len(smiles), "target": t}
+    for key, frame in frames.items():
+        result[key] = {"mae": mae(frame, ok[key]), "n": int(ok[key].sum())}
+        result[key]["failed"] = len(smiles) - result[key]["n"]
+    result["smiles_2d"]["model"] = recipe.split_from
+    result["common"] = {"n": int(common.sum())} | {
+        f"{key}_mae": mae(frame, common) for key, frame in frames.items()
+    }
+    log.info("input comparison of %s: %s", out, result)
+    return result
+
+
 def finish(recipe: Recipe, out: Path, work: Path | None = None, threads: int | None = 1) -> None:
     """Add the applicability domain, calibrate (as the recipe says) and write the card (no
-    retraining of the shipped weights)."""
+    retraining of the shipped weights); a structure model also gets its input comparison
+    (:func:`input_comparison`) in ``metrics.json``."""
     from molprop.artifact.domain import add_domain_to_artifact
+    from molprop.artifact.store import read_metrics, write_metrics
 
     add_domain_to_artifact(out)
     if recipe.calibration == "cv":
         calibrate_cv(recipe, out, work, threads)
     else:
         calibrate(recipe, out)
+    if recipe.structures:
+        metrics = read_metrics(out)
+        metrics["input_comparison"] = input_comparison(recipe, out)
+        write_metrics(out, metrics)
     write_recipe_card(recipe, out)
 
 

@@ -10,12 +10,16 @@ from pathlib import Path
 import pytest
 
 from molprop.models.config import TrainConfig
-from molprop.pretrained_recipes import MODEL, PRETRAINED, RECIPES, train_config
+from molprop.pretrained_recipes import MODEL, MODEL_3D, PRETRAINED, RECIPES, train_config
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))
 def test_recipe_settings_equal_the_shipped_model(name: str) -> None:
+    recipe = RECIPES[name]
     raw = json.loads((Path(PRETRAINED) / name / "config.json").read_text())
-    assert train_config(RECIPES[name]) == TrainConfig.from_dict(raw["train"])
-    assert {k: raw["model"][k] for k in MODEL} == MODEL
-    assert raw["task"]["task_type"] == RECIPES[name].task_type
+    assert train_config(recipe) == TrainConfig.from_dict(raw["train"])
+    model = {**MODEL_3D, **recipe.model} if recipe.structures else MODEL
+    assert {k: raw["model"][k] for k in model} == model
+    assert raw["task"]["task_type"] == recipe.task_type
+    assert raw["featurizer"]["kind"] == recipe.featurizer
+    assert raw["featurizer"]["params"] == recipe.featurizer_params
