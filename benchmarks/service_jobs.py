@@ -46,9 +46,6 @@ log = logging.getLogger(__name__)
 HIV = REPO / "data" / "moleculenet" / "hiv.csv.gz"
 MODELS = REPO / "pretrained"
 RESULT = "service_jobs"
-HEAD = subprocess.run(
-    ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
-).stdout.strip()
 
 
 def hiv_table(rows: int) -> pd.DataFrame:
@@ -222,7 +219,10 @@ def throughput(rows: int, threads: int, chunk: int, reuse_oneshot: bool = False)
     table_path = work / f"hiv_{rows}.csv"
     hiv_table(rows)[["smiles"]].to_csv(table_path, index=False)
     oneshot, record = work / "oneshot.csv", work / "oneshot.json"
-    key = {"rows": rows, "threads": threads, "chunk": chunk, "head": HEAD}
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    key = {"rows": rows, "threads": threads, "chunk": chunk, "head": head}
     earlier = json.loads(record.read_text()) if record.exists() else {}
     reused_at = None
     if reuse_oneshot and oneshot.exists() and earlier.get("key") == key:

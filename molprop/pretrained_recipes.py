@@ -169,8 +169,9 @@ RECIPES: dict[str, Recipe] = {
             "(`data/qm9/qm9_3d_shuffled_part01of18.extxyz.gz`); gap = HOMO_LUMO_gap_au x 27.211386",
             "MIT (qm9pack); QM9 data CC0",
             "screening small organic molecules (C, H, O, N, F; up to 9 heavy atoms) by DFT "
-            "frontier-orbital gap; input is SMILES (2D graph: on this data size the 2D model beat "
-            "the 3D one, see docs/results/3d.md)",
+            "frontier-orbital gap; input is SMILES (2D graph; from RDKit conformers of SMILES the "
+            "3D model `homo_lumo_gap_3d` scores worse, from DFT geometries better: "
+            "docs/results/3d.md)",
         ),
         Recipe(
             "homo_lumo_gap_3d",

@@ -34,4 +34,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--holdout must be in [0, 1), got {args.holdout}")
     args.split_type, args.split_column = "random", None
     args.split_sizes = [1.0 - args.holdout, args.holdout, 0.0]
+    # calibrated on the hold-out; a scaffold cross-validation of a pretraining set is not offered
+    args.calibration, args.cv_folds = "validation", 0
     return train.run(args)

@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
         per_atom=args.per_atom,
         progress=not args.no_progress,
-        # `molprop pretrain` runs this with its own parser, which has no calibration options
-        **{k: getattr(args, k) for k in ("calibration", "cv_folds") if hasattr(args, k)},
+        calibration=args.calibration,
+        cv_folds=args.cv_folds,
     )
     result = run_train(request)
     if result.written:  # data parallel: the ranks > 0 wrote nothing and stay quiet
