@@ -138,6 +138,20 @@ def qm8_tiny(tmp_path_factory):
 POISON = {"train": np.nan, "val": 1e9, "test": -1e9}
 
 
+def _request(root, paths, out, **options) -> FinetuneRequest:
+    """Fine-tune the tiny pretrained model on the tables ``paths`` (train/val/test) for E1 CC2."""
+    return FinetuneRequest(
+        pretrained=root / "pre",
+        data=paths["train"],
+        val_data=paths["val"],
+        test_data=paths["test"],
+        target_columns=["e1_cc2"],
+        out=out,
+        progress=False,
+        **options,
+    )
+
+
 def _finetune(root, parts, mode: str, tag: str, poison: bool):
     paths = {}
     for name, part in parts.items():
@@ -148,17 +162,13 @@ def _finetune(root, parts, mode: str, tag: str, poison: bool):
         part.to_csv(paths[name], index=False)
     out = root / tag
     run_finetune(
-        FinetuneRequest(
-            pretrained=root / "pre",
-            data=paths["train"],
-            val_data=paths["val"],
-            test_data=paths["test"],
-            target_columns=["e1_cc2"],
-            out=out,
+        _request(
+            root,
+            paths,
+            out,
             strategy="label-augment",
             mode=mode,
             train=TrainConfig(epochs=1, lr=1e-3),
-            progress=False,
         )
     )
     return pd.read_json(out / "metrics.json")["test"]["ensemble"]["rmse"]
@@ -184,16 +194,9 @@ def _tables(root, parts) -> dict:
 def test_keep_head_reuses_the_pretrained_head_only_when_the_task_matches(qm8_tiny):
     root, parts = qm8_tiny
     paths = _tables(root, parts)
-    request = FinetuneRequest(
-        pretrained=root / "pre",
-        data=paths["train"],
-        val_data=paths["val"],
-        test_data=paths["test"],
-        target_columns=["e1_cc2"],  # a new name: the head would be re-initialised
-        out=root / "keep",
-        keep_head=True,
-        train=TrainConfig(epochs=1, lr=1e-3),
-        progress=False,
+    # target e1_cc2, a new name: the head would be re-initialised
+    request = _request(
+        root, paths, root / "keep", keep_head=True, train=TrainConfig(epochs=1, lr=1e-3)
     )
     result = run_finetune(request)
     assert result.fresh_head is False and result.metrics["training"]["fresh_head"] is False
@@ -214,17 +217,7 @@ def test_unfreeze_after_trains_the_frozen_encoder_later(qm8_tiny):
     paths = _tables(root, parts)
     out = root / "staged"
     result = run_finetune(
-        FinetuneRequest(
-            pretrained=root / "pre",
-            data=paths["train"],
-            val_data=paths["val"],
-            test_data=paths["test"],
-            target_columns=["e1_cc2"],
-            out=out,
-            unfreeze_after=1,
-            train=TrainConfig(epochs=3, lr=1e-3),
-            progress=False,
-        )
+        _request(root, paths, out, unfreeze_after=1, train=TrainConfig(epochs=3, lr=1e-3))
     )
     assert "stage1" in result.metrics["training"]["members"][0]
     pre = load_file(str(root / "pre" / "members" / "0" / "model.safetensors"))
