@@ -14,7 +14,10 @@ for n in 3000 7000; do
   [ -f "$OUT/qm9_$n.csv" ] || "$PY" -m benchmarks.qm9_3d_vs_2d prepare "$OUT" --n-train "$n"
 done
 C="--split-type column --split-column split --preset small --epochs $EPOCHS --loss mae --target-columns homo_ev lumo_ev gap_ev"
-F3D="--featurizer 3d --featurizer-params {\"include_h\":false} --pair-rbf 16"
+# 3D: the featuriser's defaults (since featuriser version 4: heavy-atom bond tokens, 16
+# element-pair Gaussians). Before, the same setting was spelled out:
+#   --featurizer-params {"include_h":false} --pair-rbf 16
+F3D="--featurizer 3d"
 # 7,000 molecules: EPOCHS / 2 epochs, about the optimisation steps of 3,000 x EPOCHS
 # (docs/results/3d.md: 25 epochs, one run at a time; an earlier session's 10 are kept there too)
 E7=${3:-$(( EPOCHS / 2 ))}
@@ -38,6 +41,7 @@ for job in "${jobs[@]}"; do
   sleep 10
 done
 wait
-"$PY" -m benchmarks.qm9_3d_vs_2d collect "$OUT" --json "$HERE/benchmarks/results/qm9_3d_vs_2d.json" \
-  --plot "$HERE/docs/results/qm9_3d_vs_2d.png"
-"$PY" -m benchmarks.qm9_3d_vs_2d conformers "$OUT" --json "$HERE/benchmarks/results/qm9_3d_vs_2d_conformers.json"
+NAME=${NAME:-qm9_3d_vs_2d}  # result files: benchmarks/results/NAME{,_conformers}.json, docs/results/NAME.png
+"$PY" -m benchmarks.qm9_3d_vs_2d collect "$OUT" --json "$HERE/benchmarks/results/$NAME.json" \
+  --plot "$HERE/docs/results/$NAME.png"
+"$PY" -m benchmarks.qm9_3d_vs_2d conformers "$OUT" --json "$HERE/benchmarks/results/${NAME}_conformers.json"

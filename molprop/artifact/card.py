@@ -302,7 +302,7 @@ def input_text(config: ArtifactConfig) -> str:
     nodes += ["per-atom sum of the distance Gaussians"] if f.atom_gaussians else []
     text = (
         f"Input: 3D radius graph (featuriser `3d` version {version}) of "
-        f"{'all atoms' if f.include_h else 'the heavy atoms'}: edges to every atom within "
+        f"{'all atoms' if f.hydrogen_nodes(bonded=False) else 'the heavy atoms'}: edges to every atom within "
         f"a cutoff of {_cutoff_text(feat.params, periodic)} ({neighbours}), distances as "
         f"{f.num_gaussians} Gaussians; atom features: {', '.join(nodes)}."
     )
@@ -333,11 +333,13 @@ def _bonds_input_text(f: Any, version: int, cutoff: str, periodic: bool | None) 
     )
     text = (
         f"Input: 3D molecular graph (featuriser `3d` version {version}, mode `bonds`) of "
-        f"{'all atoms' if f.include_h else 'the heavy atoms'}: tokens are the bonds{extra}, each "
+        f"{'all atoms' if f.hydrogen_nodes(bonded=True) else 'the heavy atoms'}: tokens are the "
+        f"bonds{extra}, each "
         f"with the RDKit bond features of the 2D featuriser and its length as {f.num_gaussians} "
         f"Gaussians (cutoff {cutoff}); atom features: {', '.join(nodes)}. Structures without "
         "bonds (xyz, ASE, pymatgen, SDF) get them from RDKit's rdDetermineBonds; where that "
-        "fails (and for periodic systems) the radius graph is used instead."
+        "fails (and for periodic systems) the radius graph is used instead"
+        + (", with the hydrogens as nodes." if f.hydrogen_nodes(bonded=False) else ".")
     )
     if periodic:
         text += " Trained on periodic structures."

@@ -10,6 +10,7 @@ from typing import Any
 from molprop.errors import ConfigError
 from molprop.featurize import FeaturizerConfig
 from molprop.models.config import (
+    DEFAULT_PAIR_RBF_3D,
     LOSSES,
     MLP_KINDS,
     PRESETS,
@@ -109,10 +110,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--pair-rbf",
         type=int,
-        default=0,
+        default=None,
         metavar="K",
         help="3D only: K learnable Gaussians conditioned on the element pair, on each edge and "
-        "summed per atom (default 0: off)",
+        f"summed per atom (default {DEFAULT_PAIR_RBF_3D} with --featurizer 3d, 0 (off) otherwise)",
     )
     g.add_argument(
         "--rbf-cutoff",
@@ -248,8 +249,15 @@ def model_overrides(args: argparse.Namespace) -> dict:
         "size_linear": not args.no_size_linear,
         "learnable_rbf": args.learnable_rbf,
         "rbf_cutoff": args.rbf_cutoff,
-        "pair_rbf": args.pair_rbf,
+        "pair_rbf": pair_rbf(args),
     }
+
+
+def pair_rbf(args: argparse.Namespace) -> int:
+    """``--pair-rbf``, or its default: element-pair Gaussians for 3D inputs, none for 2D."""
+    if getattr(args, "pair_rbf", None) is not None:
+        return int(args.pair_rbf)
+    return DEFAULT_PAIR_RBF_3D if getattr(args, "featurizer", "2d") == "3d" else 0
 
 
 def train_config(args: argparse.Namespace) -> TrainConfig:

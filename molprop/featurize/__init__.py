@@ -29,14 +29,20 @@ class Featurizer(Protocol):
 #: conformers embedded from a canonical atom order (same molecule, same features). "3d" 2 -> 3
 #: (issue 20): a ``mode`` parameter, default ``"bonds"`` (RDKit atom / bond features on bond
 #: tokens + distances) and ``atom_gaussians`` on by default; every graph carries atomic numbers.
-FEATURIZER_VERSIONS: dict[str, int] = {"2d": 2, "3d": 3}
+#: "3d" 3 -> 4 (issue 20): ``include_h`` defaults to None (heavy-atom graph where bonds are known,
+#: hydrogens as nodes on the radius-graph fallback) instead of True.
+FEATURIZER_VERSIONS: dict[str, int] = {"2d": 2, "3d": 4}
 
 #: Older versions still served, each with the parameter defaults it had: the parameters a config
 #: of that version leaves out are filled in, so the features (and hence the model) are the ones
-#: it was trained with. "3d" version 2 is the radius-graph mode, unchanged.
+#: it was trained with. "3d" version 2 is the radius-graph mode, unchanged; version 3 kept the
+#: hydrogens as nodes by default.
 COMPATIBLE_VERSIONS: dict[tuple[str, int], dict[str, Any]] = {
-    ("3d", 2): {"mode": "radius", "atom_gaussians": False},
+    ("3d", 2): {"mode": "radius", "atom_gaussians": False, "include_h": True},
+    ("3d", 3): {"include_h": True},
 }
+#: The only mode an older version had, where it had one (version 3 had both).
+_LEGACY_MODE: dict[tuple[str, int], str] = {("3d", 2): "radius"}
 
 
 @dataclass(frozen=True)
@@ -88,10 +94,11 @@ def build_featurizer(config: FeaturizerConfig) -> Any:
             f"unknown featurizer kind {config.kind!r}; choose one of {sorted(_REGISTRY)}"
         )
     current = FEATURIZER_VERSIONS.get(config.kind, 1)
-    legacy = COMPATIBLE_VERSIONS.get((config.kind, config.resolved_version))
+    key = (config.kind, config.resolved_version)
+    legacy = COMPATIBLE_VERSIONS.get(key)
     if legacy is not None:
         params = {**legacy, **config.params}
-        if params["mode"] != legacy["mode"]:
+        if key in _LEGACY_MODE and params.get("mode") != _LEGACY_MODE[key]:
             raise ConfigError(
                 f"{config.kind!r} featuriser version {config.resolved_version} has no mode "
                 f"{params['mode']!r}; retrain or fine-tune the model with this release"

@@ -36,7 +36,9 @@ Two modes (``mode``; featuriser version 3, :data:`molprop.featurize.FEATURIZER_V
   cap) the graph is the radius graph of ``cutoff`` / ``max_neighbors`` with every token
   flagged not-a-bond and atom features of bare atoms (degree 0); a molecule falls back with a
   warning naming it and the reason. ``include_h`` false gives the 2D heavy-atom graph (H
-  counts as atom features); true keeps hydrogens as nodes with their bonds.
+  counts as atom features); true keeps hydrogens as nodes with their bonds; None (the default
+  since version 4) is the heavy-atom graph where bonds are known and all atoms on the
+  radius-graph fallback (periodic systems need their hydrogens as nodes).
 
 Every graph also carries the atomic number of each node (``MolGraph.z``), which the model's
 element-pair-conditioned Gaussians (``ModelConfig.pair_rbf``) read.
@@ -99,7 +101,7 @@ class Graph3DFeaturizer:
     max_neighbors: int | None = 12
     num_gaussians: int = 32
     gaussian_width: float | None = None
-    include_h: bool = True
+    include_h: bool | None = None
     tags: bool = False
     fixed: bool = False
     atom_gaussians: bool = True
@@ -139,6 +141,13 @@ class Graph3DFeaturizer:
         bond_part = bond_feature_dim() + 1 if self.mode == "bonds" else 0  # + not-a-bond flag
         return bond_part + self.num_gaussians
 
+    def hydrogen_nodes(self, bonded: bool) -> bool:
+        """Whether hydrogens are nodes of a graph built from known bonds (``bonded``) or of a
+        radius graph. ``include_h`` None (the default): no on bonded graphs (each heavy atom
+        carries its hydrogen count, as in 2D), yes on radius graphs (periodic systems, failed
+        perception, mode ``radius``), which have no other way to see them."""
+        return (not bonded) if self.include_h is None else bool(self.include_h)
+
     def cutoff_for(self, structure: Structure3D) -> float:
         if self.cutoff is not None:
             return float(self.cutoff)
@@ -150,7 +159,9 @@ class Graph3DFeaturizer:
         if self.mode == "bonds":  # hydrogens embedded always (they enter the atom sums)
             conf = embed_molecule(smiles, seed=self.seed, mmff=self.mmff, include_h=True)
             return self._bonded(_structure(conf.numbers, conf.pos), conf.mol)
-        conf = embed_molecule(smiles, seed=self.seed, mmff=self.mmff, include_h=self.include_h)
+        conf = embed_molecule(
+            smiles, seed=self.seed, mmff=self.mmff, include_h=self.hydrogen_nodes(bonded=False)
+        )
         return self(_structure(conf.numbers, conf.pos))
 
     def from_structure(self, obj: Any) -> MolGraph:
@@ -181,7 +192,7 @@ class Graph3DFeaturizer:
     def __call__(self, structure: Structure3D) -> MolGraph:
         if self.mode == "bonds":
             return self._bonded(structure, self.perceive(structure))
-        s = structure if self.include_h else _drop_hydrogens(structure)
+        s = structure if self.hydrogen_nodes(bonded=False) else _drop_hydrogens(structure)
         cutoff = self.cutoff_for(s)
         full = self.neighbors(s, cap=False)  # one neighbour search, capped below
         nl = cap_neighbors(full, self.max_neighbors)
@@ -242,7 +253,11 @@ class Graph3DFeaturizer:
         cutoff = self.cutoff_for(s)
         bond_dim = bond_feature_dim()
         if mol is None:  # radius-graph fallback: every token is "not a bond"
-            keep = np.arange(s.n_atoms) if self.include_h else _heavy_indices(s.numbers)
+            keep = (
+                np.arange(s.n_atoms)
+                if self.hydrogen_nodes(bonded=False)
+                else _heavy_indices(s.numbers)
+            )
             sub = _take_atoms(s, keep)
             nl = cap_neighbors(self.neighbors(sub, cap=False), self.max_neighbors)
             src, dst, dist = nl.src, nl.dst, nl.dist
@@ -251,7 +266,7 @@ class Graph3DFeaturizer:
             atom_x = atom_feature_matrix(bare_atoms(sub.numbers, sub.pos))
             shift = nl.shift if s.periodic else None
         else:
-            if self.include_h:
+            if self.hydrogen_nodes(bonded=True):
                 node_mol, keep = mol, np.arange(s.n_atoms)
             else:
                 for atom in mol.GetAtoms():  # the index survives RemoveAllHs

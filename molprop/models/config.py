@@ -22,6 +22,10 @@ from molprop.nn.heads import REGRESSION_LOSSES, TASK_TYPES, RegressionLoss, Task
 WeightDecayOn = Literal["matrices", "all"]
 WEIGHT_DECAY_ON: tuple[str, ...] = get_args(WeightDecayOn)
 LOSSES = REGRESSION_LOSSES
+#: ``pair_rbf`` that ``molprop train --featurizer 3d`` uses unless ``--pair-rbf`` says otherwise
+#: (issue 20: 16 element-pair Gaussians beat none on QM9, docs/results/3d.md). ``ModelConfig``
+#: itself keeps 0, the value of every config written before pair Gaussians existed.
+DEFAULT_PAIR_RBF_3D = 16
 #: LR schedules (``TrainConfig.schedule``): ``plateau`` halves the lr when the monitored loss
 #: stalls; ``warmup_decay`` (chemprop-like "Noam"): per step, linear warm-up from
 #: ``lr * lr_floor`` to ``lr`` over ``warmup_epochs``, then exponential decay to ``lr * lr_floor``

@@ -25,7 +25,13 @@ from typing import Any
 import optuna
 
 from molprop.errors import ConfigError
-from molprop.models.config import SCHEDULES, ModelConfig, TrainConfig, check_preset
+from molprop.models.config import (
+    DEFAULT_PAIR_RBF_3D,
+    SCHEDULES,
+    ModelConfig,
+    TrainConfig,
+    check_preset,
+)
 from molprop.training.fit import build_model, fit_member
 from molprop.training.train import (
     SplitSpec,
@@ -142,7 +148,7 @@ class SearchData:
     train_rows: list[int]
     val_rows: list[int]
     n_test_held_out: int
-    base_model: dict[str, int]
+    base_model: dict[str, int]  # dimensions (+ pair_rbf) of every trial's ModelConfig
 
 
 def search_data(request: SearchRequest) -> SearchData:
@@ -162,6 +168,8 @@ def search_data(request: SearchRequest) -> SearchData:
         "node_dim": int(g0.x.shape[1]),
         "edge_dim": int(g0.edge_attr.shape[1]),
         "n_tasks": len(request.table.target_columns),
+        # 3D inputs get molprop train's default element-pair Gaussians
+        "pair_rbf": DEFAULT_PAIR_RBF_3D if request.table.featurizer.kind == "3d" else 0,
     }
     log.info(
         "hpopt data: %d train, %d validation molecules (%d test rows held out, never used)",

@@ -87,6 +87,10 @@ def test_artifact_records_3d_featurizer_and_size_path_off(oc20_model):
     assert config["featurizer"]["params"]["tags"] is True
     assert config["task"]["per_atom"] is True
     assert config["model"]["size_path"] is False  # automatic for --per-atom
+    # the 3D defaults since featuriser version 4: element-pair Gaussians, and hydrogens as
+    # nodes on periodic slabs (include_h unset: only bonded molecules drop them)
+    assert config["model"]["pair_rbf"] == 16 and config["featurizer"]["version"] == 4
+    assert "include_h" not in config["featurizer"]["params"]
     split = pd.read_csv(oc20_model / "split.csv")
     assert len(split) == 24 and split["smiles"].iloc[0] == "Au8Na24O"  # formula as label
 

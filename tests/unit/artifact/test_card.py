@@ -151,7 +151,7 @@ def test_card_of_a_bonds_mode_3d_model(tmp_path: Path) -> None:
             provenance=Provenance(data="qm9.extxyz", split_type="random", periodic=False),
         )
     )
-    assert "3D molecular graph (featuriser `3d` version 3, mode `bonds`) of the heavy atoms" in card
+    assert "3D molecular graph (featuriser `3d` version 4, mode `bonds`) of the heavy atoms" in card
     assert "non-bonded pair closer than 3 Å (flagged not a bond)" in card
     assert "RDKit atom features of the 2D featuriser" in card and "rdDetermineBonds" in card
     assert "per-atom sum of the distance Gaussians over all atoms within 5 Å" in card

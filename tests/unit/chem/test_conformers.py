@@ -48,7 +48,7 @@ def _featurize_3d(smiles: list[str], env: dict[str, str], limit_s: float = 90.0)
 
 def test_large_macrocycle_is_rejected_by_the_atom_cap_per_row():
     out = _featurize_3d(["CCO", RING_300, "c1ccccc1O"], {"MOLPROP_CONFORMER_MAX_ATOMS": ""})
-    assert out[0] == ["MolGraph", 9] and out[2] == ["MolGraph", 13]
+    assert out[0] == ["MolGraph", 3] and out[2] == ["MolGraph", 7]  # heavy-atom graphs (default)
     kind, message = out[1]
     assert kind == "InvalidInputError"
     assert "300 heavy atoms" in message and "MOLPROP_CONFORMER_MAX_ATOMS" in message
@@ -59,7 +59,7 @@ def test_embedding_time_limit_names_the_limit():
     """A 150-atom ring is under the default cap; with a 1 s limit ETKDG gives up (RDKit's own
     timeout) and the row is invalid_input naming MOLPROP_CONFORMER_TIMEOUT."""
     out = _featurize_3d(["CCO", RING_150], {"MOLPROP_CONFORMER_TIMEOUT": "1"})
-    assert out[0] == ["MolGraph", 9]
+    assert out[0] == ["MolGraph", 3]
     kind, message = out[1]
     assert kind == "InvalidInputError"
     assert "MOLPROP_CONFORMER_TIMEOUT" in message and "1 s" in message

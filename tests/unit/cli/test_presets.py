@@ -8,7 +8,7 @@ import pytest
 
 from molprop.cli.main import build_parser
 from molprop.cli.options import model_overrides, train_config
-from molprop.models.config import PRESETS, ModelConfig, TrainConfig
+from molprop.models.config import DEFAULT_PAIR_RBF_3D, PRESETS, ModelConfig, TrainConfig
 
 BASE = ["train", "--data", "x.csv", "--target-columns", "y", "--out", "o"]
 
@@ -41,6 +41,15 @@ def test_explicit_flags_override_the_preset():
     assert model["hidden_dim"] == 96 and model["dropout"] == 0.2 and train.lr == 2e-4
     assert model["heads"] == PRESETS["small"]["model"]["heads"]  # the rest still from the preset
     assert train.batch_size == PRESETS["small"]["train"]["batch_size"]
+
+
+def test_pair_gaussians_default_on_for_3d_only():
+    """``--pair-rbf`` unset: 16 element-pair Gaussians with ``--featurizer 3d`` (issue 20), none
+    for 2D (no distances); an explicit value wins either way."""
+    assert _resolve()[0]["pair_rbf"] == 0
+    assert _resolve("--featurizer", "3d")[0]["pair_rbf"] == DEFAULT_PAIR_RBF_3D == 16
+    assert _resolve("--featurizer", "3d", "--pair-rbf", "0")[0]["pair_rbf"] == 0
+    assert _resolve("--pair-rbf", "8")[0]["pair_rbf"] == 8
 
 
 def test_unknown_preset_is_rejected():

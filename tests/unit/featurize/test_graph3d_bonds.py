@@ -168,7 +168,41 @@ def test_version_2_artifacts_keep_the_radius_graph_and_others_refuse(qm9):
             build_featurizer(bad)
     current = build_featurizer(FeaturizerConfig("3d"))
     assert current.mode == "bonds" and current.atom_gaussians
-    assert FeaturizerConfig("3d").to_dict()["version"] == 3
+    assert FeaturizerConfig("3d").to_dict()["version"] == 4
+
+
+def test_default_hydrogens_are_nodes_only_on_radius_graphs(qm9):
+    """Version 4 default (``include_h`` None): a molecule whose bonds are known is the heavy-atom
+    graph (its hydrogens are atom features, as in 2D); a periodic system, a failed perception
+    and mode ``radius`` keep the hydrogens as nodes (they have no other way to see them)."""
+    s = qm9[3]
+    n_heavy, n_all = int((s.numbers != 1).sum()), len(s.numbers)
+    assert n_heavy < n_all
+    default = Graph3DFeaturizer()
+    np.testing.assert_array_equal(default(s).x, Graph3DFeaturizer(include_h=False)(s).x)
+    assert default(s).n_nodes == n_heavy
+    assert Graph3DFeaturizer(perceive_max_atoms=3)(s).n_nodes == n_all  # fallback: all atoms
+    assert Graph3DFeaturizer(mode="radius")(s).n_nodes == n_all
+    assert Graph3DFeaturizer(include_h=False, perceive_max_atoms=3)(s).n_nodes == n_heavy
+    slab = ase.Atoms(
+        "OH2", positions=[[0, 0, 0], [0.96, 0, 0], [-0.24, 0.93, 0]], cell=[6, 6, 6], pbc=True
+    )
+    assert default(from_ase(slab)).n_nodes == 3  # periodic: hydrogens stay
+    assert default.from_smiles("CCO").n_nodes == 3
+
+
+def test_version_3_artifacts_keep_their_hydrogen_nodes(qm9):
+    """A version-3 config without ``include_h`` was trained with hydrogens as nodes: it builds
+    exactly that featuriser (both modes); an explicit ``include_h`` is kept."""
+    v3 = build_featurizer(FeaturizerConfig("3d", {}, version=3))
+    assert v3.include_h is True and v3.mode == "bonds"
+    s = qm9[3]
+    np.testing.assert_array_equal(v3(s).x, Graph3DFeaturizer(include_h=True)(s).x)
+    assert v3(s).n_nodes == len(s.numbers)
+    radius = build_featurizer(FeaturizerConfig("3d", {"mode": "radius"}, version=3))
+    assert radius.mode == "radius" and radius.include_h is True
+    heavy = build_featurizer(FeaturizerConfig("3d", {"include_h": False}, version=3))
+    assert heavy.include_h is False  # homo_lumo_gap_3d's config
 
 
 def test_bad_mode_is_a_config_error():

@@ -40,7 +40,7 @@ def test_sdf_records_become_table_rows_with_per_record_issues(sdf_with_a_broken_
     np.testing.assert_allclose(table.targets[:, 0], [1.5, -0.25])
     assert table.smiles == ["CCO", "c1ccccc1"]
     assert [i.row for i in table.invalid] == [1]
-    assert table.graphs[1].n_nodes == 12  # benzene with its hydrogens from the SDF
+    assert table.graphs[1].n_nodes == 6  # benzene's heavy atoms (the default 3D graph)
     assert table.frame["record"].tolist() == [0, 1, 2]
 
 

@@ -132,6 +132,7 @@ def test_objective_never_sees_test_rows(tmp_path, esol_frame):
     )
     data = search_data(request)
     assert data.n_test_held_out == int(test.sum())
+    assert data.base_model["pair_rbf"] == 0  # 2D: no distances, no pair Gaussians
     assert set(data.train_rows) == set(np.flatnonzero(frame["part"] == "train"))
     assert set(data.val_rows) == set(np.flatnonzero(frame["part"] == "val"))
     study = run_search(request)
