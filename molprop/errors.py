@@ -34,5 +34,13 @@ class PredictionCancelled(BaseException):
     """
 
 
+class TrainingInterrupted(BaseException):
+    """Training was stopped by a signal (SIGTERM, e.g. a scheduler or ``kill``) before it
+    finished. No artifact was written; the finished epochs are checkpointed where the run has a
+    log directory, so the same command with ``--resume`` continues. A ``BaseException``, like
+    ``PredictionCancelled``: no per-member or per-job ``except Exception`` may swallow it. The
+    CLI exits with status 143 (128 + SIGTERM), never 0."""
+
+
 class ExportError(MolpropError):
     """A model cannot be exported (an operation ONNX does not support, a stale export)."""

@@ -6,10 +6,11 @@ import argparse
 import importlib
 import importlib.util
 import logging
+import signal
 import sys
 
 from molprop import __version__
-from molprop.errors import MolpropError
+from molprop.errors import MolpropError, TrainingInterrupted
 
 #: subcommand name -> module in molprop.cli
 SUBCOMMANDS: dict[str, str] = {
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except MolpropError as exc:
         print(f"molprop {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except TrainingInterrupted as exc:
+        print(f"molprop {args.command}: interrupted: {exc}", file=sys.stderr)
+        return 128 + signal.SIGTERM
 
 
 if __name__ == "__main__":

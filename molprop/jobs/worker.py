@@ -24,6 +24,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from molprop.artifact.resolve import CONFIG_NAME, resolve_model
+from molprop.errors import TrainingInterrupted
 from molprop.inference.predictor import Predictor
 from molprop.jobs.predict import run_predict_job
 from molprop.jobstore import db, store
@@ -125,9 +126,11 @@ class Worker:
             log.info("job %s: done", job.id)
         except JobLost as exc:
             log.info("job %s: stopped (%s)", job.id, exc)
-        except WorkerStopping:
+        except (WorkerStopping, TrainingInterrupted) as exc:
             store.release_job(self.engine, job.id, job.claim)
             log.info("job %s: put back in the queue", job.id)
+            if isinstance(exc, TrainingInterrupted):  # Lightning saw the SIGTERM first
+                raise WorkerStopping("SIGTERM") from exc
             raise
         except Exception as exc:  # the job failed, the worker goes on
             log.exception("job %s failed", job.id)

@@ -15,8 +15,10 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 
 from molprop.data.loader import GraphDataset, make_loader
+from molprop.errors import TrainingInterrupted
 from molprop.graph import MolGraph
 from molprop.models.config import ModelConfig, TaskConfig, TaskType, TrainConfig
 from molprop.models.model import MolPropModel
@@ -113,7 +115,19 @@ def fit_member(
     )
     val_loader = make_loader(val, cfg.batch_size, shuffle=False) if monitor == "val_loss" else None
     start = time.perf_counter()
-    trainer.fit(lit, train_loader, val_loader)
+    try:
+        trainer.fit(lit, train_loader, val_loader)
+    except SIGTERMException as exc:  # a SystemExit with no code: it would exit 0, silently
+        kept = (
+            f"the finished epochs are checkpointed in {ckpt_dir}: rerun the same command with "
+            "--resume to continue"
+            if ckpt_dir is not None
+            else "this run keeps no checkpoints"
+        )
+        raise TrainingInterrupted(
+            f"training stopped by SIGTERM during epoch {trainer.current_epoch + 1} of "
+            f"{trainer.max_epochs}; no model was written; {kept}"
+        ) from exc
     seconds = time.perf_counter() - start
     lit.restore_best()
     model.cpu().eval()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -113,18 +114,29 @@ def test_killed_run_resumes_to_the_uninterrupted_result(small_esol: Path, tmp_pa
     assert (sa["best_epoch"], sa["epochs_run"]) == (sb["best_epoch"], sb["epochs_run"])
 
 
-def test_resume_refuses_changed_settings(small_esol: Path, tmp_path: Path) -> None:
+def test_sigterm_fails_loudly_and_resume_refuses_changed_settings(
+    small_esol: Path, tmp_path: Path
+) -> None:
+    """SIGTERM (a scheduler, ``kill``) mid-training: exit status 143, a message naming the
+    checkpoints and ``--resume``, no artifact (Lightning's SIGTERM exit alone is status 0 and
+    silent). Resuming with other settings is then refused."""
     out = tmp_path / "run"
     env = _env()
     proc = subprocess.Popen(
-        _train_cmd(small_esol, out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        _train_cmd(small_esol, out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     state = out / "logs" / "member_0" / "checkpoint" / STATE_JSON
     deadline = time.time() + 90
     while _epochs_done(state) < 1 and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
-    proc.kill()
-    proc.wait()
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr.decode()[-2000:]
+    message = stderr.decode()
+    assert "interrupted" in message and "SIGTERM" in message and "--resume" in message
+    assert str(state.parent) in message
+    assert not (out / "config.json").exists() and not (out / "metrics.json").exists()
     changed = [a if a != "0.1" else "0.2" for a in _train_cmd(small_esol, out, "--resume")]
     res = subprocess.run(changed, env=env, capture_output=True, text=True)
     assert res.returncode != 0
