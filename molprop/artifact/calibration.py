@@ -14,6 +14,17 @@ split-conformal ones, because these small ensembles' spread ranks errors only lo
 nonconformity score is ``|y - ŷ| / sigma``. Single-model artifacts (no spread) use
 ``sigma = 1`` (plain split-conformal).
 
+**Novelty scaling** (difficulty ``"std+novelty"``, the default since format version 2):
+``sigma = (std + offset) * (1 + beta * novelty)`` with ``novelty = 1 - max Tanimoto
+similarity to the training set`` (the artifact's domain file, :mod:`molprop.artifact.domain`).
+``beta`` is chosen on the calibration set alone (:func:`select_beta`: 5-fold cross-validation
+inside it, 10 repeats; the beta of the grid ``BETA_GRID`` whose held-out 90 % intervals cover
+the calibration set's three novelty terciles most evenly, the smallest within
+``BETA_TOLERANCE`` of the best); ``beta = 0`` — novelty does not help on that set — gives
+exactly the std intervals. Without a domain (or SMILES) the std difficulty is used; a query
+whose novelty is unknown (a structure input) gets the calibration set's median novelty.
+Measured on the shipped models: docs/results/calibration.md.
+
 Mondrian bins (every query is served by the most specific bin that has at least
 ``min_bin_size`` = 30 calibration molecules; the pooled bin ``all`` always serves, whatever its
 size)::
@@ -36,13 +47,19 @@ level is refused (:meth:`Calibration.max_level`).
 calibrated probability is the reported value; the ensemble's mean probability stays available
 as ``<target>_uncalibrated``.
 
-Layout of ``calibration.json`` (format version 1)::
+Layout of ``calibration.json`` (format version 2)::
 
-    {"format": "molprop-calibration", "version": 1, "task_type": "regression",
+    {"format": "molprop-calibration", "version": 2, "task_type": "regression",
      "fitted_on": "validation split", "n": 112,
      "targets": {"logp": {"kind": "conformal", "offset": 0.09, "std_edges": [0.08, 0.12],
                           "min_bin_size": 30, "residuals": [...], "stds": [...],
-                          "in_domain": [1, 0, -1, ...]}}}     # -1: domain unknown
+                          "in_domain": [1, 0, -1, ...],      # -1: domain unknown
+                          "difficulty": "std+novelty", "beta": 3.0,
+                          "novelty": [0.41, ...], "novelty_fill": 0.38,
+                          "beta_selection": {"grid": [...], "score": [...], ...}}}}
+
+Version 1 files (no ``difficulty`` / ``beta`` / ``novelty``) load as difficulty ``"std"``,
+beta 0: the same intervals as before (``tests/unit/artifact/test_calibration.py``).
 
     classification: "targets": {"p_np": {"kind": "platt", "a": 1.1, "b": -0.25, "n": 203}}
 
@@ -88,7 +105,7 @@ POOLED = "all"
 #: ``"std+novelty"`` sigma = (std + offset) * (1 + beta * novelty), beta fitted on the
 #: calibration set (see :func:`select_beta`)
 DIFFICULTIES = ("std", "std+novelty")
-DEFAULT_DIFFICULTY = "std"
+DEFAULT_DIFFICULTY = "std+novelty"
 #: candidate betas of the novelty scaling (0: the std difficulty)
 BETA_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 #: beta selection: K-fold within the calibration set, repeated with seeds 0..REPEATS-1
@@ -215,7 +232,7 @@ class ConformalTarget:
         if difficulty == "std":
             return base
         if not np.isfinite(nov).all():
-            log.warning(
+            log.info(
                 "difficulty std+novelty needs the novelty of every calibration molecule (the "
                 "artifact's applicability domain and SMILES); using the std difficulty"
             )

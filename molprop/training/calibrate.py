@@ -284,6 +284,7 @@ def recalibrate(
     out: str | Path | None = None,
     test_data: str | Path | None = None,
     cv: Any = None,
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> RecalibrateResult:
     """Recalibrate an existing model on a labelled table (e.g. an in-house assay) and write a
     new version of the artifact; the weights are never touched.
@@ -295,7 +296,8 @@ def recalibrate(
     ``version`` in ``config.json`` goes up by one, ``metrics.json`` gets the new
     ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
     fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
-    is used to fit.
+    is used to fit. ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`
+    (the cross-validated fit uses ``"std"``).
 
     ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
     table the model was trained on (without its test rows), predicted out of fold by ensembles
@@ -346,7 +348,7 @@ def recalibrate(
         cv_report = oof.report
     else:
         fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
-        calibration = fit_on(predictor, labelled, fitted_on)
+        calibration = fit_on(predictor, labelled, fitted_on, difficulty)
     previous = dest / CALIBRATION_NAME
     if out is None and previous.exists():
         previous.replace(dest / f"calibration.v{config.version}.json")
