@@ -51,6 +51,7 @@ from molprop.training.metrics import interval_metrics
 REPO = Path(__file__).resolve().parents[1]
 OUT_JSON = REPO / "benchmarks" / "results" / "calibration.json"
 OUT_MD = REPO / "docs" / "results" / "calibration.md"
+OUT_PNG = REPO / "docs" / "results" / "calibration_coverage.png"
 LEVEL = 0.9
 OVERALL_BAND = (0.87, 0.93)
 BIN_TOLERANCE, BIN_MIN = 0.05, 30
@@ -229,8 +230,9 @@ def external_qm9(directory: Path) -> tuple[LabelledSet, dict]:
 
 def main() -> None:
     if "--markdown-only" in sys.argv[1:]:  # re-render the page from the stored numbers
-        OUT_MD.write_text(markdown(json.loads(OUT_JSON.read_text())))
-        print(f"wrote {OUT_MD} from {OUT_JSON}")
+        results = json.loads(OUT_JSON.read_text())
+        OUT_MD.write_text(markdown(results))
+        print(f"wrote {OUT_MD} and {plot(results)} from {OUT_JSON}")
         return
     results: dict = {
         "level": LEVEL,
@@ -284,7 +286,7 @@ def main() -> None:
     print("novelty decision", json.dumps(results["novelty_decision"]))
     OUT_JSON.write_text(json.dumps(results, indent=2))
     OUT_MD.write_text(markdown(results))
-    print(f"wrote {OUT_JSON} and {OUT_MD}")
+    print(f"wrote {OUT_JSON}, {OUT_MD} and {plot(results)}")
 
 
 def _mark(ok) -> str:
@@ -530,6 +532,46 @@ def what_changed(results: dict) -> str:
     )
 
 
+def plot(results: dict, path: Path = OUT_PNG) -> Path:
+    """Per set: measured 90 % coverage (std and std+novelty) with its Clopper-Pearson 95 %
+    interval, the 87-93 % band, and the central 95 % range a perfectly calibrated method
+    (Binomial(n, 0.9)) would measure on that many molecules."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from scipy.stats import binom, binomtest
+
+    sets = _sets(results)
+    fig, ax = plt.subplots(figsize=(9, 4))
+    ax.axhspan(OVERALL_BAND[0], OVERALL_BAND[1], color="tab:green", alpha=0.12,
+               label="target 87–93 %")  # fmt: skip
+    ax.axhline(LEVEL, color="tab:green", lw=0.8)
+    for i, (_, _, e) in enumerate(sets):
+        n = e["levels"]["0.9"]["n"]
+        lo, hi = binom.ppf([0.025, 0.975], n, LEVEL) / n
+        ax.plot([i - 0.3, i - 0.3], [lo, hi], color="grey", lw=6, alpha=0.5,
+                label="perfect 90 % method, 95 % range" if i == 0 else None)  # fmt: skip
+        for k, (difficulty, colour) in enumerate((("std", "tab:blue"),
+                                                  ("std+novelty", "tab:orange"))):  # fmt: skip
+            cov = e["difficulty_variants"][difficulty]["0.9"]["coverage"]
+            ci = binomtest(int(round(cov * n)), n).proportion_ci(0.95, method="exact")
+            x = i - 0.05 + 0.2 * k
+            ax.errorbar(x, cov, yerr=[[cov - ci.low], [ci.high - cov]], fmt="o", color=colour,
+                        capsize=3, label=f"measured, {difficulty}" if i == 0 else None)  # fmt: skip
+    labels = [f"{name}\n{'external' if 'external' in lbl else 'scaffold test'} "
+              f"(n={e['levels']['0.9']['n']})" for name, lbl, e in sets]  # fmt: skip
+    ax.set_xticks(range(len(sets)), labels, fontsize=7)
+    ax.set_ylabel("coverage of 90 % intervals")
+    ax.set_ylim(0.65, 1.0)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Measured coverage (Clopper–Pearson 95 %) against what chance allows", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def noise_section(results: dict) -> list[str]:
     lines = [
         "How far a measured coverage may sit from the truth on n molecules: the exact "
@@ -539,6 +581,8 @@ def noise_section(results: dict) -> list[str]:
         "0.9 (Binomial(n, 0.9)); (b) split-conformal intervals fitted on the model's n_cal "
         "exchangeable calibration molecules, where the calibration set adds its own noise "
         "(Beta-Binomial(n, l, n_cal + 1 − l), l = ⌈0.9 (n_cal + 1)⌉; pooled, bins ignored).",
+        "",
+        "![coverage per set](calibration_coverage.png)",
         "",
         "| model | set | n | coverage 90 % (shipped) | Clopper–Pearson 95 % | n_cal | "
         "P(87–93 %), Binomial | P(87–93 %), split-conformal |",
