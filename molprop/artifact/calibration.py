@@ -59,7 +59,7 @@ Layout of ``calibration.json`` (format version 2)::
                           "beta_selection": {"grid": [...], "score": [...], ...}}}}
 
 Version 1 files (no ``difficulty`` / ``beta`` / ``novelty``) load as difficulty ``"std"``,
-beta 0: the same intervals as before (``tests/unit/artifact/test_calibration.py``).
+beta 0: the same intervals as before (``tests/unit/artifact/test_calibration_novelty.py``).
 
     classification: "targets": {"p_np": {"kind": "platt", "a": 1.1, "b": -0.25, "n": 203}}
 
@@ -176,7 +176,7 @@ class ConformalTarget:
 
     ``difficulty`` ``"std"``: sigma = std + offset (format version 1); ``"std+novelty"``:
     sigma = (std + offset) * (1 + beta * novelty) with ``beta`` chosen on the calibration set
-    by :func:`select_beta` (``beta_selection`` records the held-out widths); ``beta = 0`` gives
+    by :func:`select_beta` (``beta_selection`` records its held-out scores); ``beta = 0`` gives
     exactly the std intervals. A query whose novelty is unknown (no SMILES, e.g. a structure
     input) gets ``novelty_fill``, the calibration set's median novelty.
     """
