@@ -14,6 +14,17 @@ split-conformal ones, because these small ensembles' spread ranks errors only lo
 nonconformity score is ``|y - ŷ| / sigma``. Single-model artifacts (no spread) use
 ``sigma = 1`` (plain split-conformal).
 
+**Novelty scaling** (difficulty ``"std+novelty"``, the default since format version 2):
+``sigma = (std + offset) * (1 + beta * novelty)`` with ``novelty = 1 - max Tanimoto
+similarity to the training set`` (the artifact's domain file, :mod:`molprop.artifact.domain`).
+``beta`` is chosen on the calibration set alone (:func:`select_beta`: 5-fold cross-validation
+inside it, 10 repeats; the beta of the grid ``BETA_GRID`` whose held-out 90 % intervals cover
+the calibration set's three novelty terciles most evenly, the smallest within
+``BETA_TOLERANCE`` of the best); ``beta = 0`` — novelty does not help on that set — gives
+exactly the std intervals. Without a domain (or SMILES) the std difficulty is used; a query
+whose novelty is unknown (a structure input) gets the calibration set's median novelty.
+Measured on the shipped models: docs/results/calibration.md.
+
 Mondrian bins (every query is served by the most specific bin that has at least
 ``min_bin_size`` = 30 calibration molecules; the pooled bin ``all`` always serves, whatever its
 size)::
@@ -36,13 +47,19 @@ level is refused (:meth:`Calibration.max_level`).
 calibrated probability is the reported value; the ensemble's mean probability stays available
 as ``<target>_uncalibrated``.
 
-Layout of ``calibration.json`` (format version 1)::
+Layout of ``calibration.json`` (format version 2)::
 
-    {"format": "molprop-calibration", "version": 1, "task_type": "regression",
+    {"format": "molprop-calibration", "version": 2, "task_type": "regression",
      "fitted_on": "validation split", "n": 112,
      "targets": {"logp": {"kind": "conformal", "offset": 0.09, "std_edges": [0.08, 0.12],
                           "min_bin_size": 30, "residuals": [...], "stds": [...],
-                          "in_domain": [1, 0, -1, ...]}}}     # -1: domain unknown
+                          "in_domain": [1, 0, -1, ...],      # -1: domain unknown
+                          "difficulty": "std+novelty", "beta": 3.0,
+                          "novelty": [0.41, ...], "novelty_fill": 0.38,
+                          "beta_selection": {"grid": [...], "score": [...], ...}}}}
+
+Version 1 files (no ``difficulty`` / ``beta`` / ``novelty``) load as difficulty ``"std"``,
+beta 0: the same intervals as before (``tests/unit/artifact/test_calibration_novelty.py``).
 
     classification: "targets": {"p_np": {"kind": "platt", "a": 1.1, "b": -0.25, "n": 203}}
 
@@ -52,6 +69,7 @@ Artifacts without the file (written before calibration existed) still load: no i
 from __future__ import annotations
 
 import json
+import logging
 import math
 import warnings
 from collections.abc import Sequence
@@ -63,9 +81,14 @@ import numpy as np
 
 from molprop.errors import ArtifactError, ConfigError
 
+log = logging.getLogger(__name__)
+
 CALIBRATION_NAME = "calibration.json"
 FORMAT = "molprop-calibration"
-FORMAT_VERSION = 1
+#: version 2 added the novelty-scaled difficulty (``difficulty``, ``beta``, ``novelty``); version
+#: 1 files (std difficulty only) still load and give the same intervals
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
 #: a Mondrian bin serves its own molecules only when it has at least this many calibration
 #: molecules (else the next bin of the chain does, see the module docstring)
 MIN_BIN_SIZE = 30
@@ -78,6 +101,21 @@ DEFAULT_LEVEL = 0.9
 #: the default level is always served by a calibrated model
 MIN_CALIBRATION = 10
 POOLED = "all"
+#: difficulty of a molecule: ``"std"`` sigma = std + offset (format version 1);
+#: ``"std+novelty"`` sigma = (std + offset) * (1 + beta * novelty), beta fitted on the
+#: calibration set (see :func:`select_beta`)
+DIFFICULTIES = ("std", "std+novelty")
+DEFAULT_DIFFICULTY = "std+novelty"
+#: candidate betas of the novelty scaling (0: the std difficulty)
+BETA_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+#: beta selection: K-fold within the calibration set, repeated with seeds 0..REPEATS-1
+BETA_FOLDS, BETA_REPEATS = 5, 10
+#: the beta search runs on at most this many calibration molecules (a seeded random subset:
+#: ~13 s for 3,000 on one core; the intervals themselves use every molecule)
+BETA_MAX_MOLECULES = 5000
+#: the smallest beta whose held-out score (mean |coverage - level| over the novelty terciles)
+#: is within this of the best one wins
+BETA_TOLERANCE = 0.01
 NOT_CALIBRATED = (
     "not calibrated: this artifact has no calibration.json (written before calibrated "
     "intervals existed), so no intervals are given; `molprop calibrate --model DIR --data CSV` "
@@ -111,13 +149,36 @@ def _domain_code(in_domain: Sequence[object] | np.ndarray | None, n: int) -> np.
     return np.where(out.astype(bool), 1, 0).astype(np.int8)
 
 
+def _novelty(novelty: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray:
+    """(n,) float64 novelty in [0, 1] (NaN: unknown)."""
+    if novelty is None:
+        return np.full(n, np.nan)
+    out = np.asarray(novelty, dtype=np.float64).reshape(-1)
+    if len(out) != n:
+        raise ConfigError(f"novelty has {len(out)} values for {n} molecules")
+    return np.clip(out, 0.0, 1.0)
+
+
+def novelty_from_similarity(similarity: np.ndarray | None) -> np.ndarray | None:
+    """``1 - max Tanimoto similarity to the training set`` (None stays None)."""
+    return None if similarity is None else 1.0 - np.asarray(similarity, dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class ConformalTarget:
     """Normalised Mondrian split-conformal intervals for one regression target.
 
     Shapes:
-        residuals, stds, in_domain: (n_cal,) of the calibration molecules: ``y - ŷ``, the
-        ensemble std (NaN for a single model: not normalised), the domain code (1 / 0 / -1).
+        residuals, stds, in_domain, novelty: (n_cal,) of the calibration molecules: ``y - ŷ``,
+        the ensemble std (NaN for a single model: not normalised), the domain code
+        (1 / 0 / -1) and the novelty ``1 - max Tanimoto similarity to the training set``
+        (NaN: unknown; only read when ``beta > 0``).
+
+    ``difficulty`` ``"std"``: sigma = std + offset (format version 1); ``"std+novelty"``:
+    sigma = (std + offset) * (1 + beta * novelty) with ``beta`` chosen on the calibration set
+    by :func:`select_beta` (``beta_selection`` records its held-out scores); ``beta = 0`` gives
+    exactly the std intervals. A query whose novelty is unknown (no SMILES, e.g. a structure
+    input) gets ``novelty_fill``, the calibration set's median novelty.
     """
 
     residuals: np.ndarray
@@ -126,6 +187,11 @@ class ConformalTarget:
     offset: float | None
     std_edges: tuple[float, ...] = ()
     min_bin_size: int = MIN_BIN_SIZE
+    difficulty: str = "std"
+    beta: float = 0.0
+    novelty: np.ndarray | None = None
+    novelty_fill: float = 0.0
+    beta_selection: dict[str, Any] | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -144,9 +210,14 @@ class ConformalTarget:
         std: np.ndarray | None,
         in_domain: Sequence[object] | np.ndarray | None,
         min_bin_size: int = MIN_BIN_SIZE,
+        novelty: Sequence[float] | np.ndarray | None = None,
+        difficulty: str = DEFAULT_DIFFICULTY,
     ) -> ConformalTarget:
         """From the calibration molecules' labels, ensemble means, stds (None / NaN: a single
-        model) and domain flags (None: the artifact has no domain)."""
+        model), domain flags (None: the artifact has no domain) and novelties (None: unknown;
+        ``difficulty="std+novelty"`` then falls back to ``"std"``, logged)."""
+        if difficulty not in DIFFICULTIES:
+            raise ConfigError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
         y, y_hat = np.asarray(y, dtype=np.float64), np.asarray(y_hat, dtype=np.float64)
         if len(y) == 0:
             raise ConfigError("no labelled calibration molecules")
@@ -159,22 +230,72 @@ class ConformalTarget:
             )
         stds = np.full(len(y), np.nan) if std is None else np.asarray(std, dtype=np.float64)
         domain = _domain_code(in_domain, len(y))
+        nov = _novelty(novelty, len(y))
+        base = cls._build(y - y_hat, stds, domain, min_bin_size)
+        if difficulty == "std":
+            return base
+        if not np.isfinite(nov).all():
+            log.info(
+                "difficulty std+novelty needs the novelty of every calibration molecule (the "
+                "artifact's applicability domain and SMILES); using the std difficulty"
+            )
+            return base
+        beta, selection = select_beta(base.residuals, base.stds, domain, nov, min_bin_size)
+        return cls._build(
+            base.residuals, base.stds, domain, min_bin_size, "std+novelty", beta, nov, selection
+        )
+
+    @classmethod
+    def _build(
+        cls,
+        residuals: np.ndarray,
+        stds: np.ndarray,
+        domain: np.ndarray,
+        min_bin_size: int,
+        difficulty: str = "std",
+        beta: float = 0.0,
+        novelty: np.ndarray | None = None,
+        selection: dict[str, Any] | None = None,
+    ) -> ConformalTarget:
+        """Offset and std tercile edges from the calibration scores (the fitting rule)."""
         offset, edges = None, ()
         if np.isfinite(stds).all():
             offset = float(OFFSET_FRACTION * np.median(stds))
             if offset <= 0:  # every member agrees everywhere: a std floor keeps sigma > 0
-                offset = float(max(np.abs(y - y_hat).mean(), 1e-12))
+                offset = float(max(np.abs(residuals).mean(), 1e-12))
             edges = tuple(float(q) for q in np.quantile(stds, np.arange(1, STD_BINS) / STD_BINS))
         else:
-            stds = np.full(len(y), np.nan)
-        return cls(y - y_hat, stds, domain, offset, edges, int(min_bin_size))
+            stds = np.full(len(residuals), np.nan)
+        fill = 0.0
+        if novelty is not None and np.isfinite(novelty).any():
+            fill = float(np.nanmedian(novelty))
+        return cls(
+            residuals,
+            stds,
+            domain,
+            offset,
+            edges,
+            int(min_bin_size),
+            difficulty,
+            float(beta),
+            novelty,
+            fill,
+            selection,
+        )
 
     # ------------------------------------------------------------------ bins
 
-    def sigmas(self, std: np.ndarray) -> np.ndarray:
+    def sigmas(self, std: np.ndarray, novelty: np.ndarray | None = None) -> np.ndarray:
+        """Difficulty of each molecule (see the class docstring)."""
         if not self.normalized:
-            return np.ones(len(std))
-        return np.asarray(std, dtype=np.float64) + float(self.offset)  # type: ignore[arg-type]
+            base = np.ones(len(std))
+        else:
+            base = np.asarray(std, dtype=np.float64) + float(self.offset)  # type: ignore[arg-type]
+        if self.beta == 0.0:
+            return base
+        u = _novelty(novelty, len(std))
+        u = np.where(np.isfinite(u), u, self.novelty_fill)
+        return base * (1.0 + self.beta * u)
 
     def _chains(self, std: np.ndarray, domain: np.ndarray) -> list[list[str]]:
         """Per molecule, its bins from the most specific to ``all``."""
@@ -221,7 +342,10 @@ class ConformalTarget:
             members = self._bin_members()
             serving = list(self.serving_bins())
             residuals = np.concatenate([self.residuals[members[k]] for k in serving])
-            sigmas = np.concatenate([self.sigmas(self.stds[members[k]]) for k in serving])
+            nov = self.novelty if self.novelty is not None else np.full(self.n, np.nan)
+            sigmas = np.concatenate(
+                [self.sigmas(self.stds[members[k]], nov[members[k]]) for k in serving]
+            )
             labels = np.concatenate([np.full(len(members[k]), j) for j, k in enumerate(serving)])
             self._cache["regressor"] = ConformalRegressor().fit(residuals, sigmas, labels)
             self._cache["serving"] = serving
@@ -252,9 +376,12 @@ class ConformalTarget:
         std: np.ndarray | None,
         in_domain: Sequence[object] | np.ndarray | None,
         level: float,
+        novelty: Sequence[float] | np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """(low, high, serving bin) of each query. ``std`` None/NaN only for single models;
-        ``in_domain`` None: unknown (std bins and the pooled bin serve)."""
+        ``in_domain`` None: unknown (std bins and the pooled bin serve); ``novelty`` (n,)
+        ``1 - max similarity to the training set``, None / NaN: unknown (read only when
+        ``beta > 0``)."""
         level = check_level(level)
         if level > self.max_level():
             raise ConfigError(
@@ -269,7 +396,7 @@ class ConformalTarget:
         regressor = self.regressor()
         index = {k: j for j, k in enumerate(self._cache["serving"])}
         bins = np.asarray([index[k] for k in keys])
-        sig = self.sigmas(std)
+        sig = self.sigmas(std, None if novelty is None else _novelty(novelty, len(y_hat)))
         low, high = np.full(len(y_hat), np.nan), np.full(len(y_hat), np.nan)
         ok = np.isfinite(y_hat)
         if ok.any():
@@ -289,6 +416,13 @@ class ConformalTarget:
             "residuals": [float(v) for v in self.residuals],
             "stds": [None if not math.isfinite(v) else float(v) for v in self.stds],
             "in_domain": [int(v) for v in self.in_domain],
+            "difficulty": self.difficulty,
+            "beta": self.beta,
+            "novelty": None
+            if self.novelty is None
+            else [None if not math.isfinite(v) else float(v) for v in self.novelty],
+            "novelty_fill": self.novelty_fill,
+            "beta_selection": self.beta_selection,
         }
 
     @classmethod
@@ -299,6 +433,17 @@ class ConformalTarget:
         if not (len(residuals) == len(stds) == len(domain)) or len(residuals) == 0:
             raise ValueError("residuals, stds and in_domain must be non-empty and equally long")
         offset = data.get("offset")
+        difficulty = str(data.get("difficulty", "std"))  # version 1: std only
+        if difficulty not in DIFFICULTIES:
+            raise ValueError(f"unknown difficulty {difficulty!r}")
+        novelty = data.get("novelty")
+        if novelty is not None:
+            novelty = np.asarray([np.nan if v is None else v for v in novelty], dtype=np.float64)
+            if len(novelty) != len(residuals):
+                raise ValueError("novelty must be as long as residuals")
+        beta = float(data.get("beta", 0.0))
+        if beta < 0 or (beta > 0 and novelty is None):
+            raise ValueError("beta must be >= 0, and > 0 only with the calibration novelty")
         return cls(
             residuals,
             stds,
@@ -306,7 +451,79 @@ class ConformalTarget:
             None if offset is None else float(offset),
             tuple(float(v) for v in data.get("std_edges", [])),
             int(data.get("min_bin_size", MIN_BIN_SIZE)),
+            difficulty,
+            beta,
+            novelty,
+            float(data.get("novelty_fill", 0.0)),
+            data.get("beta_selection"),
         )
+
+
+def select_beta(
+    residuals: np.ndarray,
+    stds: np.ndarray,
+    domain: np.ndarray,
+    novelty: np.ndarray,
+    min_bin_size: int = MIN_BIN_SIZE,
+    grid: Sequence[float] = BETA_GRID,
+    folds: int = BETA_FOLDS,
+    repeats: int = BETA_REPEATS,
+    level: float = DEFAULT_LEVEL,
+) -> tuple[float, dict[str, Any]]:
+    """The novelty scaling ``beta`` of ``sigma = (std + offset) * (1 + beta * novelty)``, from
+    the calibration molecules alone.
+
+    For each candidate, ``folds``-fold cross-validation within the calibration set (random
+    folds, seeds 0..``repeats``-1; each fold's intervals fitted on the other folds with the same
+    rule: offset, std terciles, Mondrian bins) gives every held-out molecule's ``level``
+    interval. The score is the mean over the calibration set's *novelty terciles* of
+    ``|held-out coverage in the tercile - level|``: a difficulty that knows the applicability
+    domain covers the most novel third as well as the most familiar one, so a set more novel
+    than the calibration set is covered too. (Mean width is the usual criterion of normalised
+    conformal, but the narrowest intervals at a fixed marginal coverage come from giving up on
+    the hardest molecules, the opposite of what novelty scaling is for.) The smallest beta whose
+    score is within ``BETA_TOLERANCE`` of the best wins (0, the std difficulty, when novelty
+    does not help). Returns (beta, record of the grid, per-beta score, tercile coverages and
+    mean width). A set too small for ``level`` intervals in a fold keeps beta 0; a set larger
+    than ``BETA_MAX_MOLECULES`` is searched on a seeded random subset of that size."""
+    if len(residuals) > BETA_MAX_MOLECULES:
+        pick = np.sort(np.random.default_rng(0).choice(len(residuals), BETA_MAX_MOLECULES, False))
+        residuals, stds, domain, novelty = (a[pick] for a in (residuals, stds, domain, novelty))
+    n = len(residuals)
+    record: dict[str, Any] = {"grid": [float(b) for b in grid], "folds": folds,
+                              "repeats": repeats, "level": level,
+                              "criterion": "mean |held-out coverage - level| over the "
+                              "calibration set's novelty terciles"}  # fmt: skip
+    if n < folds or not _servable(n - int(math.ceil(n / folds)), level):
+        record["score"] = None
+        return 0.0, record
+    splits = []
+    for seed in range(repeats):
+        order = np.random.default_rng(seed).permutation(n)
+        splits += [(np.setdiff1d(order, part), part) for part in np.array_split(order, folds)]
+    tercile = np.digitize(novelty, np.quantile(novelty, [1 / 3, 2 / 3]))
+    scores, coverages, widths = [], [], []
+    for beta in grid:
+        hit = np.zeros(n)
+        width = 0.0
+        for train, held in splits:
+            target = ConformalTarget._build(
+                residuals[train], stds[train], domain[train], min_bin_size,
+                "std+novelty", float(beta), novelty[train],
+            )  # fmt: skip
+            low, high, _ = target.intervals(
+                np.zeros(len(held)), stds[held], domain[held], level, novelty[held]
+            )
+            hit[held] += (residuals[held] >= low) & (residuals[held] <= high)
+            width += float(np.sum(high - low))
+        cov = [float(hit[tercile == t].mean() / repeats) for t in range(3) if (tercile == t).any()]
+        coverages.append(cov)
+        scores.append(float(np.mean(np.abs(np.asarray(cov) - level))))
+        widths.append(width / (n * repeats))
+    record.update(score=scores, tercile_coverage=coverages, mean_width=widths)
+    best = min(scores)
+    beta = next(b for b, v in zip(grid, scores, strict=True) if v <= best + BETA_TOLERANCE)
+    return float(beta), record
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -381,8 +598,20 @@ class Calibration:
                 f"probabilities Platt-calibrated on {self.n} molecules ({self.fitted_on}); "
                 "the uncalibrated ensemble mean is <target>_uncalibrated"
             )
+        betas = [
+            f"{k}: beta {t.beta:g}"
+            for k, t in self.targets.items()
+            if isinstance(t, ConformalTarget) and t.difficulty == "std+novelty"
+        ]
+        scale = "the ensemble std"
+        if betas:
+            scale = (
+                "the ensemble std x (1 + beta x novelty), novelty = 1 - max Tanimoto "
+                f"similarity to the training set ({', '.join(betas)}; beta chosen on the "
+                "calibration set)"
+            )
         return (
-            f"split-conformal intervals, normalised by the ensemble std, Mondrian bins by "
+            f"split-conformal intervals, normalised by {scale}, Mondrian bins by "
             f"applicability domain and std tercile; calibrated on {self.n} molecules "
             f"({self.fitted_on})"
         )
@@ -399,10 +628,10 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Calibration:
-        if data.get("format") != FORMAT or data.get("version") != FORMAT_VERSION:
+        if data.get("format") != FORMAT or data.get("version") not in SUPPORTED_VERSIONS:
             raise ValueError(
                 f"format {data.get('format')!r} version {data.get('version')!r} unsupported "
-                f"(need {FORMAT!r} {FORMAT_VERSION})"
+                f"(need {FORMAT!r} {' or '.join(map(str, SUPPORTED_VERSIONS))})"
             )
         targets: dict[str, ConformalTarget | PlattTarget] = {}
         for name, entry in data["targets"].items():
@@ -459,13 +688,16 @@ def fit_calibration(
     in_domain: Sequence[object] | np.ndarray | None,
     fitted_on: str = "validation split",
     min_bin_size: int = MIN_BIN_SIZE,
+    novelty: np.ndarray | None = None,
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> Calibration:
     """Fit one calibration per target on its labelled rows.
 
     Shapes:
         targets, mean: (n, T) labels (NaN: missing) and uncalibrated ensemble means (target
         units; mean probabilities for classifiers); std: (n, T) ensemble stds or None;
-        in_domain: (n,) bool or None.
+        in_domain: (n,) bool or None; novelty: (n,) ``1 - max similarity to the training set``
+        or None (``difficulty="std+novelty"`` needs it, see :class:`ConformalTarget`).
     """
     targets = np.asarray(targets, dtype=np.float64).reshape(len(targets), -1)
     mean = np.asarray(mean, dtype=np.float64).reshape(len(mean), -1)
@@ -479,13 +711,18 @@ def fit_calibration(
         else:
             s = None if std is None else np.asarray(std, dtype=np.float64)[ok, j]
             d = None if in_domain is None else np.asarray(in_domain)[ok]
-            fitted[name] = ConformalTarget.fit(targets[ok, j], mean[ok, j], s, d, min_bin_size)
+            u = None if novelty is None else np.asarray(novelty, dtype=np.float64)[ok]
+            fitted[name] = ConformalTarget.fit(
+                targets[ok, j], mean[ok, j], s, d, min_bin_size, u, difficulty
+            )
     return Calibration(task_type, fitted, fitted_on)
 
 
 __all__ = [
     "CALIBRATION_NAME",
+    "DEFAULT_DIFFICULTY",
     "DEFAULT_LEVEL",
+    "DIFFICULTIES",
     "MIN_BIN_SIZE",
     "NOT_CALIBRATED",
     "Calibration",
@@ -494,5 +731,7 @@ __all__ = [
     "check_level",
     "fit_calibration",
     "next_version",
+    "novelty_from_similarity",
+    "select_beta",
     "set_version",
 ]

@@ -160,6 +160,20 @@ def calibration_lines(directory: Path, metrics: dict) -> list[str]:
         )
         + "."
     )
+    novelty = [
+        (name, t)
+        for name, t in calibration.targets.items()
+        if isinstance(t, ConformalTarget) and t.difficulty == "std+novelty"
+    ]
+    if novelty:
+        lines[-1] += (
+            " The difficulty is scaled by novelty, `× (1 + β · novelty)` with novelty = 1 − max "
+            "Tanimoto similarity to the training set, β chosen on the calibration molecules "
+            "(the β whose cross-validated intervals cover their three novelty terciles most "
+            "evenly; β = 0: novelty did not help, the std difficulty alone): "
+            + ", ".join(f"`{name}` β = {t.beta:g}" for name, t in novelty)
+            + "."
+        )
     lines += [
         "",
         "Coverage is guaranteed only for molecules drawn like the calibration molecules; "

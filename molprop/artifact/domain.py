@@ -142,12 +142,18 @@ class ApplicabilityDomain:
     def in_domain(self, smiles: Sequence[str]) -> np.ndarray:
         """(n,) bool: similarity >= threshold and heavy atoms within the training range (the
         range is skipped for old domain files without one)."""
+        return self.assess(smiles)[1]
+
+    def assess(self, smiles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """((n,) max Tanimoto similarity to the training set (0 if unparsable), (n,) bool
+        ``in_domain``) from one fingerprinting pass."""
         fps, heavy = fingerprints_and_sizes(smiles, self.radius, self.n_bits)
-        ok = tanimoto_max(fps, self.fingerprints) >= self.threshold
+        similarity = tanimoto_max(fps, self.fingerprints)
+        ok = similarity >= self.threshold
         if self.heavy_atoms is not None:
             low, high = self.heavy_atoms
             ok &= (heavy >= low) & (heavy <= high)
-        return ok
+        return similarity, ok
 
     def save(self, directory: str | Path) -> Path:
         path = Path(directory) / DOMAIN_NAME

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from molprop.artifact.calibration import DEFAULT_DIFFICULTY, DIFFICULTIES
+
 
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(
@@ -61,6 +63,14 @@ def add_parser(sub, name: str) -> None:
         default=None,
         help="labelled table (not used to fit) on which to measure the new calibration",
     )
+    p.add_argument(
+        "--difficulty",
+        choices=DIFFICULTIES,
+        default=DEFAULT_DIFFICULTY,
+        help="interval scale: std (ensemble std) or std+novelty (x (1 + beta x novelty), "
+        "novelty = 1 - max similarity to the training set, beta fitted on --data; needs the "
+        f"model's applicability domain; --cv-data uses std) (default {DEFAULT_DIFFICULTY})",
+    )
     p.set_defaults(func=run)
 
 
@@ -80,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out,
         test_data=args.test,
         cv=cv,
+        difficulty=args.difficulty,
     )
     report = {k: v for k, v in result.report.items() if k != "test"}
     print(json.dumps(report, indent=2))

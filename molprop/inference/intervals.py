@@ -84,10 +84,13 @@ def add_intervals(
     names: Sequence[str],
     level: float | None,
     in_domain: np.ndarray | None,
+    novelty: np.ndarray | None = None,
 ) -> None:
     """Regression: append ``<target>_low`` / ``<target>_high`` at ``level`` (nothing when
     ``level`` is None or the model has no conformal calibration). ``in_domain``: (n,) bool of
-    the rows, or None when unknown (the std bins and the pooled bin serve)."""
+    the rows, or None when unknown (the std bins and the pooled bin serve); ``novelty``: (n,)
+    ``1 - max similarity to the training set`` or None (unknown; read only by a novelty-scaled
+    calibration, which then uses its calibration set's median novelty)."""
     if level is None or calibration is None:
         return
     for name in names:
@@ -97,7 +100,7 @@ def add_intervals(
         std_col = f"{name}_std"
         std = frame[std_col].to_numpy(dtype=np.float64) if std_col in frame else None
         low, high, _ = target.intervals(
-            frame[name].to_numpy(dtype=np.float64), std, in_domain, level
+            frame[name].to_numpy(dtype=np.float64), std, in_domain, level, novelty
         )
         frame[f"{name}_low"] = low
         frame[f"{name}_high"] = high

@@ -22,7 +22,7 @@ import torch
 from rdkit import Chem
 
 from molprop.artifact.augment import Augmenter, parse_low_rows
-from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration
+from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration, novelty_from_similarity
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.onnx import load_onnx_members
@@ -189,12 +189,17 @@ class Predictor:
         check_servable(self.calibration, level)
         return level
 
-    def _add_intervals(self, out: pd.DataFrame, level: float | None) -> None:
-        """``<target>_low`` / ``_high`` after ``in_domain`` is known (Mondrian bins)."""
+    def _add_intervals(
+        self, out: pd.DataFrame, level: float | None, similarity: np.ndarray | None = None
+    ) -> None:
+        """``<target>_low`` / ``_high`` after ``in_domain`` is known (Mondrian bins);
+        ``similarity``: the rows' max similarity to the training set (a novelty-scaled
+        calibration reads it), from :meth:`_add_domain`."""
         in_domain = out["in_domain"].to_numpy(dtype=bool) if self.domain is not None else None
         if self.calibration is None and level is not None:
             note_uncalibrated(self.directory, self.task_type)
-        add_intervals(out, self.calibration, self.target_names, level, in_domain)
+        novelty = novelty_from_similarity(similarity)
+        add_intervals(out, self.calibration, self.target_names, level, in_domain, novelty)
 
     def augment_features(
         self, graphs: Sequence[MolGraph], low: np.ndarray | None = None
@@ -286,8 +291,8 @@ class Predictor:
                 items, batch_size=batch_size, should_stop=should_stop, low=low
             )
             out.insert(0, "smiles", smiles)
-            self._add_domain(out, smiles)
-            self._add_intervals(out, level)
+            similarity = self._add_domain(out, smiles)
+            self._add_intervals(out, level, similarity)
         return out
 
     def explain(self, smiles: Sequence[str] | str, **options) -> list:
@@ -359,13 +364,17 @@ class Predictor:
                 "structures need a model trained with --featurizer 3d"
             )
 
-    def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> None:
+    def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> np.ndarray | None:
         """Add the bool ``in_domain`` column (False for failed rows) if the artifact has a
-        domain (see :mod:`molprop.artifact.domain`)."""
-        if self.domain is not None:
-            ok = (out["status"] == STATUS_OK).to_numpy()
-            text = [s if isinstance(s, str) else "" for s in smiles]
-            out["in_domain"] = ok & self.domain.in_domain(text)
+        domain (see :mod:`molprop.artifact.domain`); return the rows' max similarity to the
+        training set (None without a domain)."""
+        if self.domain is None:
+            return None
+        ok = (out["status"] == STATUS_OK).to_numpy()
+        text = [s if isinstance(s, str) else "" for s in smiles]
+        similarity, in_domain = self.domain.assess(text)
+        out["in_domain"] = ok & in_domain
+        return similarity
 
     def predict_frame(
         self,
@@ -396,6 +405,6 @@ class Predictor:
         out = frame.reset_index(drop=True).copy()
         for col in preds.columns:
             out[col] = preds[col].values
-        self._add_domain(out, frame[smiles_column].tolist())
-        self._add_intervals(out, level)
+        similarity = self._add_domain(out, frame[smiles_column].tolist())
+        self._add_intervals(out, level, similarity)
         return out

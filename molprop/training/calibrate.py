@@ -25,11 +25,13 @@ import numpy as np
 
 from molprop.artifact.calibration import (
     CALIBRATION_NAME,
+    DEFAULT_DIFFICULTY,
     DEFAULT_LEVEL,
     Calibration,
     ConformalTarget,
     PlattTarget,
     fit_calibration,
+    novelty_from_similarity,
 )
 from molprop.errors import ConfigError, DataError
 from molprop.graph import MolGraph
@@ -75,12 +77,14 @@ def table_set(
 @dataclass(frozen=True)
 class RawPredictions:
     """Uncalibrated predictions of a set: mean (n, T), std (n, T) or None (one member),
-    in_domain (n,) or None (no domain), ok (n,) rows predicted."""
+    in_domain (n,) or None (no domain), ok (n,) rows predicted, novelty (n,)
+    ``1 - max similarity to the training set`` or None (no domain)."""
 
     mean: np.ndarray
     std: np.ndarray | None
     in_domain: np.ndarray | None
     ok: np.ndarray
+    novelty: np.ndarray | None = None
 
 
 def raw_predictions(predictor: Predictor, data: LabelledSet) -> RawPredictions:
@@ -91,10 +95,11 @@ def raw_predictions(predictor: Predictor, data: LabelledSet) -> RawPredictions:
     std_cols = [f"{n}_std" for n in names]
     std = frame[std_cols].to_numpy(dtype=np.float64) if std_cols[0] in frame else None
     ok = (frame["status"] == STATUS_OK).to_numpy()
-    in_domain = None
+    in_domain = novelty = None
     if predictor.domain is not None and data.smiles is not None:
-        in_domain = predictor.domain.in_domain([str(s) for s in data.smiles]) & ok
-    return RawPredictions(mean, std, in_domain, ok)
+        similarity, in_domain = predictor.domain.assess([str(s) for s in data.smiles])
+        in_domain, novelty = in_domain & ok, novelty_from_similarity(similarity)
+    return RawPredictions(mean, std, in_domain, ok, novelty)
 
 
 def _rows(raw: RawPredictions, targets: np.ndarray) -> np.ndarray:
@@ -102,9 +107,13 @@ def _rows(raw: RawPredictions, targets: np.ndarray) -> np.ndarray:
 
 
 def fit_on(
-    predictor: Predictor, data: LabelledSet, fitted_on: str = "validation split"
+    predictor: Predictor,
+    data: LabelledSet,
+    fitted_on: str = "validation split",
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> Calibration:
-    """Fit the calibration of ``predictor`` on ``data`` (rows that failed are left out)."""
+    """Fit the calibration of ``predictor`` on ``data`` (rows that failed are left out;
+    ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`)."""
     raw = raw_predictions(predictor, data)
     keep = _rows(raw, data.targets)
     if not keep.any():
@@ -117,6 +126,8 @@ def fit_on(
         None if raw.std is None else raw.std[keep],
         None if raw.in_domain is None else raw.in_domain[keep],
         fitted_on=fitted_on,
+        novelty=None if raw.novelty is None else raw.novelty[keep],
+        difficulty=difficulty,
     )
 
 
@@ -161,11 +172,12 @@ def measure(
         assert isinstance(entry, ConformalTarget)
         std = None if raw.std is None else raw.std[keep, j]
         dom = None if raw.in_domain is None else raw.in_domain[keep]
+        nov = None if raw.novelty is None else raw.novelty[keep]
         levels_out = {}
         for level in levels:
             if level > entry.max_level():
                 continue
-            low, high, _ = entry.intervals(mean, std, dom, level)
+            low, high, _ = entry.intervals(mean, std, dom, level, nov)
             levels_out[f"{level:g}"] = _bin_report(y, low, high, dom)
         target_out: dict[str, Any] = {"n": int(keep.sum()), "levels": levels_out}
         if std is not None:
@@ -272,6 +284,7 @@ def recalibrate(
     out: str | Path | None = None,
     test_data: str | Path | None = None,
     cv: Any = None,
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> RecalibrateResult:
     """Recalibrate an existing model on a labelled table (e.g. an in-house assay) and write a
     new version of the artifact; the weights are never touched.
@@ -283,7 +296,8 @@ def recalibrate(
     ``version`` in ``config.json`` goes up by one, ``metrics.json`` gets the new
     ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
     fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
-    is used to fit.
+    is used to fit. ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`
+    (the cross-validated fit uses ``"std"``).
 
     ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
     table the model was trained on (without its test rows), predicted out of fold by ensembles
@@ -334,7 +348,7 @@ def recalibrate(
         cv_report = oof.report
     else:
         fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
-        calibration = fit_on(predictor, labelled, fitted_on)
+        calibration = fit_on(predictor, labelled, fitted_on, difficulty)
     previous = dest / CALIBRATION_NAME
     if out is None and previous.exists():
         previous.replace(dest / f"calibration.v{config.version}.json")

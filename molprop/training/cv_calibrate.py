@@ -428,6 +428,9 @@ def fit_cross_validated(
         None if oof.std is None else oof.std[keep],
         None if in_domain is None else in_domain[keep],
         fitted_on=cv.describe(what, int(keep.sum()), int((oof.fold == ALWAYS_TRAIN).sum())),
+        # the novelty of an out-of-fold molecule would be its similarity to its fold's
+        # training molecules, which out_of_fold does not keep: the std difficulty
+        difficulty="std",
     )
     return calibration, predictor, oof
 

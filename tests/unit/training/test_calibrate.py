@@ -160,10 +160,12 @@ def test_cli_calibrate_writes_a_new_version(tmp_path: Path, capsys) -> None:
     assert report["test"]["logp"]["n"] == 200
     assert "Version 2" in (out / "card.md").read_text()
     assert "assay.csv" in (out / "card.md").read_text()
-    # in place: version 3, the previous calibration kept
-    assert main([*argv[:2], str(out), *argv[3:]]) == 0
+    assert Calibration.load(out).targets["logp"].difficulty == "std+novelty"  # the default
+    # in place: version 3, the previous calibration kept; --difficulty std: the std rule
+    assert main([*argv[:2], str(out), *argv[3:], "--difficulty", "std"]) == 0
     assert json.loads((out / "config.json").read_text())["version"] == "3"
     assert (out / "calibration.v2.json").exists() and (out / CALIBRATION_NAME).exists()
+    assert Calibration.load(out).targets["logp"].difficulty == "std"
     # a model name without --out is refused (a shipped model is never changed in place)
     capsys.readouterr()
     assert main(["calibrate", "--model", "solubility", "--data", str(ESOL)]) == 2
