@@ -47,8 +47,13 @@ def fit_member(
     *,
     task_type: TaskType,
     extra_callbacks: Sequence[L.Callback] = (),
+    start_candidate: bool = False,
 ) -> tuple[MolPropModel, dict]:
     """Train ``model`` in place (weights of the best validation epoch are restored).
+
+    ``start_candidate`` (fine-tuning trained weights): the starting weights count as "epoch 0"
+    of the best-validation choice, so they are kept (summary ``best_epoch`` -1, logged) when no
+    epoch beats them on the validation set.
 
     Without a validation set the training loss is monitored and the last epoch's weights kept
     if it is the best. Returns the model and a summary (best epoch, epochs run, seconds).
@@ -114,6 +119,8 @@ def fit_member(
         rank=trainer.global_rank,
     )
     val_loader = make_loader(val, cfg.batch_size, shuffle=False) if monitor == "val_loss" else None
+    if start_candidate:
+        lit.start_loader = val_loader
     start = time.perf_counter()
     try:
         trainer.fit(lit, train_loader, val_loader)
@@ -130,6 +137,11 @@ def fit_member(
         ) from exc
     seconds = time.perf_counter() - start
     lit.restore_best()
+    if lit.start_score is not None and lit.best_epoch == -1:
+        log.info(
+            "no epoch beat the starting weights on validation (val_loss %.4g): kept them",
+            lit.start_score,
+        )
     model.cpu().eval()
     summary = {
         "best_epoch": lit.best_epoch,
@@ -137,6 +149,8 @@ def fit_member(
         "epochs_run": trainer.current_epoch,
         "seconds": round(seconds, 2),
     }
+    if lit.start_score is not None:
+        summary["start_" + monitor] = lit.start_score
     if ckpt_dir is not None and trainer.is_global_zero:
         save_final(ckpt_dir, model, summary)
     log.info("member trained: %s", summary)
@@ -165,10 +179,12 @@ def fit_ensemble(
     progress: bool = True,
     *,
     task_type: TaskType,
+    start_candidate: bool = False,
 ) -> FittedEnsemble:
     """Train ``cfg.ensemble_size`` members: member ``m`` is ``make_member(m, cfg.seed + m)``,
     trained by :func:`fit_member` with the same seed, logs (and resume state) in
-    ``out/logs/member_m``. An empty ``val`` counts as none (the training loss is monitored)."""
+    ``out/logs/member_m``. An empty ``val`` counts as none (the training loss is monitored).
+    ``start_candidate``: see :func:`fit_member`."""
     val = val if val is not None and len(val) > 0 else None
     members, summaries = [], []
     for m in range(cfg.ensemble_size):
@@ -183,6 +199,7 @@ def fit_ensemble(
             Path(out) / "logs" / f"member_{m}",
             progress,
             task_type=task_type,
+            start_candidate=start_candidate,
         )
         members.append(model)
         summaries.append(summary)

@@ -21,6 +21,7 @@ over the last ~E epochs is what a decaying learning rate would converge to.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 
 import lightning as L
 import torch
@@ -95,7 +96,12 @@ class LitMolProp(L.LightningModule):
     """Trains a :class:`MolPropModel` with the loss of ``task_type`` (``TaskConfig.task_type``:
     ``loss`` -- squared / absolute error or Huber -- on standardised targets, or BCE with logits;
     a classification task with a loss other than the default is a ConfigError). Only parameters with
-    ``requires_grad`` are optimised (so a frozen encoder stays bit-identical)."""
+    ``requires_grad`` are optimised (so a frozen encoder stays bit-identical).
+
+    ``start_loader`` (fine-tuning from trained weights; set by ``fit_member``): the starting
+    weights are scored on that validation loader before the first step and compete with every
+    epoch for the kept best (``best_epoch`` -1 when no epoch beats them), so a fine-tune never
+    ends worse on validation than the model it started from."""
 
     def __init__(
         self,
@@ -136,6 +142,8 @@ class LitMolProp(L.LightningModule):
         self.best_score = float("inf")
         self.best_state: dict[str, torch.Tensor] | None = None
         self.best_epoch = -1
+        self.start_loader: Iterable[GraphBatch] | None = None
+        self.start_score: float | None = None
         self.ema_epochs = float(ema_epochs)
         self.ema: dict[str, torch.Tensor] = {}  # name -> running sum (not yet bias-corrected)
         self.ema_norm = 0.0  # sum of the weights given so far (bias correction)
@@ -236,6 +244,25 @@ class LitMolProp(L.LightningModule):
         return copy.deepcopy(state)
 
     # -- best weights ----------------------------------------------------------------------
+    def on_train_start(self) -> None:
+        """Score the starting weights on ``start_loader``. Runs after the resume callback's
+        ``on_train_start``, so a resumed run keeps the best it had (which may be the start)."""
+        if self.start_loader is None or self.monitor != "val_loss" or self.best_state is not None:
+            return
+        was_training = self.model.training
+        self.model.eval()
+        total, count = 0.0, 0
+        with torch.no_grad():  # the batch-size-weighted mean Lightning logs as val_loss
+            for batch in self.start_loader:
+                batch = batch.to(self.device)
+                total += float(self._loss(batch)) * batch.num_graphs
+                count += batch.num_graphs
+        self.model.train(was_training)
+        if count:
+            self.start_score = total / count
+            self.best_score, self.best_epoch = self.start_score, -1
+            self.best_state = self._scored_state()
+
     def on_train_epoch_end(self) -> None:
         score = self.trainer.callback_metrics.get(self.monitor)
         if score is None:

@@ -296,6 +296,7 @@ def staged_fit(
     val: GraphDataset | None,
     out: Path,
     task_type,
+    start_candidate: bool = False,
 ):
     """``unfreeze_after`` N: N epochs with the encoder frozen (logs in ``out/stage1``), then
     the remaining epochs with every weight training, from the stage-1 weights."""
@@ -311,6 +312,7 @@ def staged_fit(
         out / "stage1",
         request.progress,
         task_type=task_type,
+        start_candidate=start_candidate,
     )
     log.info("encoder unfrozen after %d epochs", n)
     fitted = fit_ensemble(
@@ -321,6 +323,7 @@ def staged_fit(
         out,
         request.progress,
         task_type=task_type,
+        start_candidate=True,  # stage 1's result, already the best on validation
     )
     summaries = [
         {**s2, "stage1": s1} for s1, s2 in zip(stage1.summaries, fitted.summaries, strict=True)
@@ -375,11 +378,21 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     )
     cfg = request.train
     val = dataset("val") if len(data.parts.get("val", [])) else None
+    # a kept head: the starting model is a candidate of early stopping (never worse on val)
     if request.unfreeze_after > 0:
-        fitted = staged_fit(request, make_member, dataset("train"), val, out, task.task_type)
+        fitted = staged_fit(
+            request, make_member, dataset("train"), val, out, task.task_type, not fresh
+        )
     else:
         fitted = fit_ensemble(
-            make_member, dataset("train"), val, cfg, out, request.progress, task_type=task.task_type
+            make_member,
+            dataset("train"),
+            val,
+            cfg,
+            out,
+            request.progress,
+            task_type=task.task_type,
+            start_candidate=not fresh,
         )
     metrics = {
         k: evaluate_split(fitted.members, t.graphs, t.targets, task, extra[k])
