@@ -17,7 +17,7 @@ from molprop.featurize.graph2d import Graph2DFeaturizer
 from molprop.models.config import ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
-from molprop.training.resume import FINAL_TENSORS
+from molprop.training.resume import FINAL_TENSORS, STATE_TENSORS
 from molprop.training.train import TrainRequest
 from molprop.transfer.datasets import qm8_e1_frame
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
@@ -225,7 +225,13 @@ def test_unfreeze_after_trains_the_frozen_encoder_later(qm8_tiny):
     final = load_file(str(out / "members" / "0" / "model.safetensors"))
     enc = [k for k in pre if k.startswith("encoder.")]
     assert all(torch.equal(stage1[k], pre[k]) for k in enc)  # frozen for the first epoch
-    assert any(not torch.equal(final[k], pre[k]) for k in enc)  # then trained
+    # then trained: the weights after the first unfrozen epoch (the resume state; the kept
+    # result may still be stage 1's if no unfrozen epoch beat it on validation)
+    state = out / "logs" / "member_0" / "checkpoint" / STATE_TENSORS
+    after = {k.removeprefix("model."): v for k, v in load_file(str(state)).items()}
+    assert any(not torch.equal(after[k], pre[k]) for k in enc)
+    best = result.metrics["training"]["members"][0]["best_epoch"]
+    assert any(not torch.equal(final[k], pre[k]) for k in enc) == (best >= 0)
     with pytest.raises(ConfigError, match="--unfreeze-after 3"):
         run_finetune(
             FinetuneRequest(
