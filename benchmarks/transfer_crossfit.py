@@ -7,8 +7,11 @@ the ones it meets at test time (RMSE against the measured low label):
 - ``out_of_fold_train``: the fold models, each on the fold it never saw (cross-fitting);
 - ``full_model_test``: the full pretrained model on the test molecules (never seen).
 
-Training inputs whose error matches the test inputs' are the point of cross-fitting. Also
-reads the run's ``results.csv``. Writes ``benchmarks/results/transfer_crossfit_<name>.json``.
+Training inputs whose error matches the test inputs' are the point of cross-fitting. Also the
+inductive bars on the **validation** molecules (``linear_map_val_rmse``: high ≈ a·pred + b
+fitted on the out-of-fold predictions, ``linear_map_insample_val_rmse``: fitted on the in-sample
+ones, both applied to the full model's validation predictions), so that a method can be chosen
+against the bar without the test set, and the run's ``results.csv``. Writes ``benchmarks/results/transfer_crossfit_<name>.json``.
 
     python -m benchmarks.transfer_crossfit --run /tmp/runs/g4mp2 --data g4mp2_ip.csv \
         --low-column ip_b3lyp --name g4mp2
@@ -26,6 +29,7 @@ import pandas as pd
 from molprop.artifact.augment import PretrainedSource
 from molprop.featurize import build_featurizer
 from molprop.transfer.crossfit import assign_folds, molecule_keys
+from molprop.transfer.fidelity_split import KEY_COLUMN
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -52,6 +56,14 @@ def measure_seed(seed_dir: Path, low_by_key: dict[str, float], seed: int) -> dic
         rows = np.flatnonzero(fold == k)
         oof[rows] = PretrainedSource(fold_dir).low_predictions([graphs[i] for i in rows])[:, 0]
     test_pred = full.low_predictions([featurize(s) for s in test["smiles"]])[:, 0]
+    val = pd.read_csv(ind / "split" / "val.csv")
+    high = next(c for c in val.columns if c not in ("smiles", KEY_COLUMN, full.target_names[0]))
+    val_pred = full.low_predictions([featurize(s) for s in val["smiles"]])[:, 0]
+    bars = {}
+    for name, x in (("linear_map", oof), ("linear_map_insample", in_sample)):
+        a, b = np.polyfit(x, train[high].to_numpy(float), 1)
+        bars[f"{name}_val_rmse"] = _rmse(a * val_pred + b, val[high].to_numpy(float))
+        bars[f"{name}_test_rmse"] = _rmse(a * test_pred + b, test[high].to_numpy(float))
     return {
         "seed": seed,
         "folds": len(folds),
@@ -60,6 +72,8 @@ def measure_seed(seed_dir: Path, low_by_key: dict[str, float], seed: int) -> dic
         "rmse_low_in_sample_train": _rmse(in_sample, train_low),
         "rmse_low_out_of_fold_train": _rmse(oof, train_low),
         "rmse_low_full_model_test": _rmse(test_pred, test_low),
+        "high_column": high,
+        **bars,
     }
 
 

@@ -63,6 +63,13 @@ def add_parser(sub, name: str) -> None:
         metavar="N",
         help="every strategy but freeze-encoder: encoder frozen for the first N epochs",
     )
+    g.add_argument(
+        "--reuse-pretrained",
+        action="store_true",
+        help="reuse the pretrained models of an earlier run into the same --out when their "
+        "recipe, molecules and seed match (e.g. to rerun other strategies or fine-tune "
+        "budgets); otherwise they are retrained",
+    )
     p.add_argument("--out", required=True)
     p.set_defaults(func=run)
 
@@ -103,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         crossfit_folds=args.cross_fit,
         keep_head=args.keep_head,
         unfreeze_after=args.unfreeze_after,
+        reuse_pretrained=args.reuse_pretrained,
     )
     table = run_benchmark(request)
     print(table.to_string(index=False))

@@ -7,7 +7,9 @@ several seeds. Inductive ``label-augment`` / ``delta`` train on out-of-fold pred
 (``crossfit_folds`` K fold models per seed, shared by both strategies; 0: in-sample).
 
 Per seed: one fidelity split per mode (the high-fidelity partition is shared), one pretrained
-model per mode, one fine-tune per strategy, one high-only model. Writes ``results.csv`` (one row
+model per mode (shared by every strategy of the seed; ``reuse_pretrained``: also reused from an
+earlier run into the same ``out`` when its recipe, molecules and seed match), one fine-tune per
+strategy, one high-only model. Writes ``results.csv`` (one row
 per run), ``results.md`` (test RMSE / MAE, mean ± sd over seeds) and ``results.png``.
 """
 
@@ -32,7 +34,7 @@ from molprop.training.train import TrainRequest, TrainResult, run_train
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.fidelity_split import MODES, build_fidelity_split
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
-from molprop.transfer.pretrain import run_pretrain
+from molprop.transfer.pretrain import pretrain_or_reuse, run_pretrain
 from molprop.transfer.strategies import STRATEGIES
 
 log = logging.getLogger(__name__)
@@ -60,6 +62,7 @@ class BenchmarkRequest:
     crossfit_folds: int = 3
     keep_head: bool = False
     unfreeze_after: int = 0
+    reuse_pretrained: bool = False
 
 
 def linear_correction(split_dir: Path, low: str, high: str) -> dict[str, float]:
@@ -108,7 +111,11 @@ def crossfit_predictions(
     return out_of_fold_predictions(crossfit, pre, train["smiles"].tolist(), graphs, seed)
 
 
-def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> dict:
+def _record(
+    method: str, mode: str, seed: int, test: dict, seconds: float, val_rmse: float = np.nan
+) -> dict:
+    """One results.csv row; ``val_rmse`` (validation RMSE, for choosing recipes without the
+    test set) is NaN for the linear bars, which have no validation step."""
     return {
         "method": method,
         "mode": mode,
@@ -116,17 +123,22 @@ def _record(method: str, mode: str, seed: int, test: dict, seconds: float) -> di
         "rmse": test["rmse"],
         "mae": test["mae"],
         "n_test": test.get("n", np.nan),
+        "val_rmse": val_rmse,
         "seconds": round(seconds, 1),
     }
 
 
-def _test_metrics(result: TrainResult, high: str) -> dict:
-    ens = result.ensemble("test")
+def _test_metrics(result: TrainResult, high: str, part: str = "test") -> dict:
+    ens = result.ensemble(part)
     return {
-        "rmse": ens.get(f"rmse/{high}", ens["rmse"]),
-        "mae": ens.get(f"mae/{high}", ens["mae"]),
+        "rmse": ens.get(f"rmse/{high}", ens.get("rmse", np.nan)),
+        "mae": ens.get(f"mae/{high}", ens.get("mae", np.nan)),
         "n": ens.get("n", np.nan),
     }
+
+
+def _val_rmse(result: TrainResult, high: str) -> float:
+    return float(_test_metrics(result, high, "val")["rmse"])
 
 
 def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
@@ -157,25 +169,35 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
         )
     )
     seconds = time.perf_counter() - t
-    rows.append(_record("high-only", "-", seed, _test_metrics(high_only, high), seconds))
+    rows.append(
+        _record(
+            "high-only",
+            "-",
+            seed,
+            _test_metrics(high_only, high),
+            seconds,
+            _val_rmse(high_only, high),
+        )
+    )
     if "transductive" in split_dirs:
         lin = linear_correction(split_dirs["transductive"], low, high)
         rows.append(_record("linear-correction", "transductive", seed, lin, 0.0))
     for mode, split_dir in split_dirs.items():
         t = time.perf_counter()
         pre_dir = out / mode / "pretrained"
-        run_pretrain(
-            TrainRequest(
-                data=split_dir / "pretrain.csv",
-                smiles_column="smiles",
-                target_columns=[low],
-                out=pre_dir,
-                model=request.model,
-                train=replace(request.pretrain, seed=seed),
-                progress=request.progress,
-            ),
-            request.pretrain_holdout,
+        pre_request = TrainRequest(
+            data=split_dir / "pretrain.csv",
+            smiles_column="smiles",
+            target_columns=[low],
+            out=pre_dir,
+            model=request.model,
+            train=replace(request.pretrain, seed=seed),
+            progress=request.progress,
         )
+        if request.reuse_pretrained:
+            pretrain_or_reuse(pre_request, request.pretrain_holdout)
+        else:
+            run_pretrain(pre_request, request.pretrain_holdout)
         log.info("seed %d %s: pretrained in %.0f s", seed, mode, time.perf_counter() - t)
         crossfit = None
         if mode == "inductive":
@@ -225,7 +247,14 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                 )
             )
             rows.append(
-                _record(strategy, mode, seed, _test_metrics(result, high), time.perf_counter() - t)
+                _record(
+                    strategy,
+                    mode,
+                    seed,
+                    _test_metrics(result, high),
+                    time.perf_counter() - t,
+                    _val_rmse(result, high),
+                )
             )
             log.info("seed %d %s %s: %s", seed, mode, strategy, rows[-1])
     return rows
@@ -311,6 +340,7 @@ def run_benchmark(request: BenchmarkRequest) -> pd.DataFrame:
                 "crossfit_folds": request.crossfit_folds,
                 "keep_head": request.keep_head,
                 "unfreeze_after": request.unfreeze_after,
+                "reuse_pretrained": request.reuse_pretrained,
             },
             indent=2,
         )

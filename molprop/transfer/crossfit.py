@@ -9,8 +9,9 @@ training settings) on the low-fidelity set minus fold k's molecules, and predict
 validation/test (and served) inputs stay the full pretrained model's predictions.
 
 Fold models live in ``CrossFit.out/fold_k`` with ``heldout.json`` (the InChIKeys left out);
-a fold model whose held-out molecules match is reused, not retrained (so the strategies of one
-benchmark seed share them).
+a fold model whose held-out molecules and pretraining recipe match is reused, not retrained (so
+the strategies of one benchmark seed share them, and a rerun into the same directory reuses
+them).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from molprop.graph import MolGraph
 from molprop.io.table import read_table
 from molprop.training.train import TrainRequest
 from molprop.transfer.fidelity_split import KEY_COLUMN
-from molprop.transfer.pretrain import run_pretrain
+from molprop.transfer.pretrain import run_pretrain, same_recipe
 
 log = logging.getLogger(__name__)
 
@@ -91,31 +92,31 @@ def _fold_model(
 ) -> Path:
     fold_dir = Path(cf.out) / f"fold_{k}"
     marker = fold_dir / "heldout.json"
-    if marker.exists() and (fold_dir / "config.json").exists():
-        if set(json.loads(marker.read_text())) == held:
-            log.info("cross-fit fold %d: reusing %s", k, fold_dir)
-            return fold_dir
     keep = ~frame[KEY_COLUMN].isin(held)
     overrides = {
         k2: v for k2, v in pre.model.to_dict().items() if k2 not in ("node_dim", "edge_dim")
     }
     overrides.pop("n_tasks")
-    log.info("cross-fit fold %d: pretraining on %d of %d rows", k, int(keep.sum()), len(frame))
-    run_pretrain(
-        TrainRequest(
-            data=frame[keep].reset_index(drop=True),
-            smiles_column=cf.smiles_column,
-            target_columns=list(pre.task.target_names),
-            out=fold_dir,
-            featurizer=pre.featurizer,
-            model=overrides,
-            train=replace(pre.train, seed=seed + 1000 * (k + 1)),
-            units=list(pre.task.units),
-            per_atom=pre.task.per_atom,
-            progress=False,
-        ),
-        cf.holdout,
+    request = TrainRequest(
+        data=frame[keep].reset_index(drop=True),
+        smiles_column=cf.smiles_column,
+        target_columns=list(pre.task.target_names),
+        out=fold_dir,
+        featurizer=pre.featurizer,
+        model=overrides,
+        train=replace(pre.train, seed=seed + 1000 * (k + 1)),
+        units=list(pre.task.units),
+        per_atom=pre.task.per_atom,
+        progress=False,
     )
+    # reused only when it held out these molecules AND was trained with this recipe (a fold
+    # model of an earlier, different pretraining in the same directory is retrained)
+    if marker.exists() and set(json.loads(marker.read_text())) == held:
+        if same_recipe(request, cf.holdout):
+            log.info("cross-fit fold %d: reusing %s", k, fold_dir)
+            return fold_dir
+    log.info("cross-fit fold %d: pretraining on %d of %d rows", k, int(keep.sum()), len(frame))
+    run_pretrain(request, cf.holdout)
     marker.write_text(json.dumps(sorted(held)))
     return fold_dir
 

@@ -3,10 +3,20 @@ a random held-out slice of the pretraining set. A thin layer over :func:`run_tra
 
 from __future__ import annotations
 
+import json
+import logging
 from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
 
 from molprop.errors import ConfigError
+from molprop.featurize import FeaturizerConfig
+from molprop.io.table import read_table
+from molprop.models.config import ModelConfig, TrainConfig
 from molprop.training.train import TrainRequest, TrainResult, run_train
+
+log = logging.getLogger(__name__)
 
 
 def pretrain_request(request: TrainRequest, holdout: float) -> TrainRequest:
@@ -22,3 +32,42 @@ def pretrain_request(request: TrainRequest, holdout: float) -> TrainRequest:
 def run_pretrain(request: TrainRequest, holdout: float = 0.1) -> TrainResult:
     """Train the low-fidelity model and write its artifact."""
     return run_train(pretrain_request(request, holdout))
+
+
+def same_recipe(request: TrainRequest, holdout: float) -> bool:
+    """Whether ``request.out`` already holds the model this pretraining would train: the same
+    training settings (seed included), model overrides, molecules (``split.csv``, in order)
+    and held-out fraction. Anything unreadable or different: False."""
+    out = Path(request.out)
+    try:
+        config = json.loads((out / "config.json").read_text())
+        split = pd.read_csv(out / "split.csv")
+        frame = request.data if isinstance(request.data, pd.DataFrame) else read_table(request.data)
+    except (OSError, ValueError, KeyError, ConfigError):
+        return False
+    if TrainConfig.from_dict(config.get("train", {})) != request.train:
+        return False
+    model = ModelConfig.from_dict(config.get("model", {})).__dict__
+    if any(model.get(key) != value for key, value in request.model.items()):
+        return False
+    if FeaturizerConfig.from_dict(config.get("featurizer", {})).to_dict() != (
+        request.featurizer.to_dict()
+    ):
+        return False
+    if list(config.get("task", {}).get("target_names", [])) != list(request.target_columns):
+        return False
+    smiles = frame[request.smiles_column].astype(str).tolist()
+    if split["smiles"].astype(str).tolist() != smiles:
+        return False
+    n_val = int((split["split"] == "val").sum())
+    return abs(n_val / max(len(split), 1) - holdout) <= 1.0 / max(len(split), 1) + 1e-9
+
+
+def pretrain_or_reuse(request: TrainRequest, holdout: float = 0.1) -> bool:
+    """Pretrain unless :func:`same_recipe` finds the identical model in ``request.out``;
+    True when it was reused (then nothing is trained or written)."""
+    if same_recipe(request, holdout):
+        log.info("pretraining: reusing %s (same recipe, molecules and seed)", request.out)
+        return True
+    run_pretrain(request, holdout)
+    return False

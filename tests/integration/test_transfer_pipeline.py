@@ -196,3 +196,39 @@ def test_transfer_benchmark_writes_table_and_chart(g4mp2_csv, tmp_path):
     assert lin < 0.3  # the honest bar: B3LYP IPs corrected linearly are already close to G4MP2
     assert "± " in (out / "results.md").read_text()
     assert (out / "results.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _bench(csv, out, *extra: str) -> pd.DataFrame:
+    args = ["transfer-benchmark", "--data", str(csv), "--low-column", "ip_b3lyp"]
+    args += ["--high-column", "ip_g4mp2", "--high-sizes", "60", "20", "30", "--seeds", "0"]
+    args += ["--strategies", "delta", "--modes", "inductive", "--cross-fit", "2"]
+    args += ["--finetune-epochs", "1", "--out", str(out), *TINY, *extra]
+    assert main(args) == 0
+    return pd.read_csv(out / "results.csv")
+
+
+def test_benchmark_reuses_pretraining_and_fold_models_only_for_the_same_recipe(g4mp2_csv, tmp_path):
+    out = tmp_path / "bench"
+    seed_dir = out / "seed_0" / "inductive"
+    models = [seed_dir / "pretrained"] + [seed_dir / "crossfit" / f"fold_{k}" for k in (0, 1)]
+
+    def weights() -> list[bytes]:
+        return [member_path(m, 0).read_bytes() for m in models]
+
+    first = _bench(g4mp2_csv, out, "--pretrain-epochs", "1")
+    # validation RMSE per learned row (to choose recipes without the test set), none for bars
+    learned = first["method"].isin(["high-only", "delta"])
+    assert np.isfinite(first.loc[learned, "val_rmse"]).all()
+    assert first.loc[~learned, "val_rmse"].isna().all()
+    before = weights()
+    again = _bench(g4mp2_csv, out, "--pretrain-epochs", "1", "--reuse-pretrained")
+    assert weights() == before  # same recipe: neither the model nor its fold models retrain
+    bars = again["method"].str.startswith("linear-map")
+    assert np.allclose(again.loc[bars, "rmse"], first.loc[bars, "rmse"])
+    # a different pretraining recipe retrains the model AND its fold models (which held out
+    # the same molecules: reusing them would mix two recipes)
+    _bench(g4mp2_csv, out, "--pretrain-epochs", "2", "--reuse-pretrained")
+    after = weights()
+    assert all(a != b for a, b in zip(after, before, strict=True))
+    for m in models:
+        assert json.loads((m / "config.json").read_text())["train"]["epochs"] == 2
