@@ -252,11 +252,13 @@ class LitMolProp(L.LightningModule):
         was_training = self.model.training
         self.model.eval()
         total, count = 0.0, 0
+        rng = torch.get_rng_state()  # a DataLoader iterator draws its seed from it
         with torch.no_grad():  # the batch-size-weighted mean Lightning logs as val_loss
             for batch in self.start_loader:
                 batch = batch.to(self.device)
                 total += float(self._loss(batch)) * batch.num_graphs
                 count += batch.num_graphs
+        torch.set_rng_state(rng)  # training then draws what it drew without the candidate
         self.model.train(was_training)
         if count:
             self.start_score = total / count

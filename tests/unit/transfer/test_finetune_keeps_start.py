@@ -4,6 +4,8 @@ worse on validation than the model it started from. Training from scratch is una
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import torch
 from safetensors.torch import load_file
@@ -48,6 +50,26 @@ def test_starting_weights_are_kept_when_no_epoch_beats_them(esol_frame):
     moved.load_state_dict(state)
     _, plain = fit_member(moved, train, val, wild, 0, progress=False, task_type="regression")
     assert plain["best_epoch"] >= 0 and "start_val_loss" not in plain
+    # scoring the start draws no random numbers: where an epoch wins, training is unchanged
+    gentle = TrainConfig(epochs=2, lr=1e-3, batch_size=16, ema_epochs=0)
+    runs = []
+    for candidate in (False, True):
+        m = MolPropModel.from_config(replace(config, dropout=0.3))  # dropout draws numbers
+        m.load_state_dict(state)
+        _, s = fit_member(
+            m,
+            train,
+            val,
+            gentle,
+            0,
+            progress=False,
+            task_type="regression",
+            start_candidate=candidate,
+        )
+        runs.append((s["best_epoch"], m.state_dict()))
+    (e0, w0), (e1, w1) = runs
+    assert e0 == e1 >= 0
+    assert all(torch.equal(w0[k], w1[k]) for k in w0)
     assert plain["best_val_loss"] > summary["best_val_loss"]
     assert any(not torch.equal(v, state[k]) for k, v in moved.state_dict().items())
 
