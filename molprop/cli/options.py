@@ -22,6 +22,7 @@ from molprop.models.config import (
     TaskConfig,
     TrainConfig,
     check_preset,
+    default_pair_rbf,
 )
 
 _M = ModelConfig.__dataclass_fields__
@@ -257,7 +258,7 @@ def pair_rbf(args: argparse.Namespace) -> int:
     """``--pair-rbf``, or its default: element-pair Gaussians for 3D inputs, none for 2D."""
     if getattr(args, "pair_rbf", None) is not None:
         return int(args.pair_rbf)
-    return DEFAULT_PAIR_RBF_3D if getattr(args, "featurizer", "2d") == "3d" else 0
+    return default_pair_rbf(getattr(args, "featurizer", "2d"))
 
 
 def train_config(args: argparse.Namespace) -> TrainConfig:

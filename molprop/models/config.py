@@ -26,6 +26,14 @@ LOSSES = REGRESSION_LOSSES
 #: (issue 20: 16 element-pair Gaussians beat none on QM9, docs/results/3d.md). ``ModelConfig``
 #: itself keeps 0, the value of every config written before pair Gaussians existed.
 DEFAULT_PAIR_RBF_3D = 16
+
+
+def default_pair_rbf(featurizer_kind: str) -> int:
+    """``pair_rbf`` for a model on ``featurizer_kind`` inputs when none is asked for: element-pair
+    Gaussians for 3D (:data:`DEFAULT_PAIR_RBF_3D`), none for 2D (no distances)."""
+    return DEFAULT_PAIR_RBF_3D if featurizer_kind == "3d" else 0
+
+
 #: LR schedules (``TrainConfig.schedule``): ``plateau`` halves the lr when the monitored loss
 #: stalls; ``warmup_decay`` (chemprop-like "Noam"): per step, linear warm-up from
 #: ``lr * lr_floor`` to ``lr`` over ``warmup_epochs``, then exponential decay to ``lr * lr_floor``

@@ -137,11 +137,6 @@ def fit_member(
         ) from exc
     seconds = time.perf_counter() - start
     lit.restore_best()
-    if lit.start_score is not None and lit.best_epoch == -1:
-        log.info(
-            "no epoch beat the starting weights on validation (val_loss %.4g): kept them",
-            lit.start_score,
-        )
     model.cpu().eval()
     summary = {
         "best_epoch": lit.best_epoch,
@@ -151,6 +146,11 @@ def fit_member(
     }
     if lit.start_score is not None:
         summary["start_" + monitor] = lit.start_score
+        if lit.best_epoch == -1:
+            log.info(
+                "no epoch beat the starting weights on validation (val_loss %.4g): kept them",
+                lit.start_score,
+            )
     if ckpt_dir is not None and trainer.is_global_zero:
         save_final(ckpt_dir, model, summary)
     log.info("member trained: %s", summary)

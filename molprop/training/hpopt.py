@@ -26,11 +26,11 @@ import optuna
 
 from molprop.errors import ConfigError
 from molprop.models.config import (
-    DEFAULT_PAIR_RBF_3D,
     SCHEDULES,
     ModelConfig,
     TrainConfig,
     check_preset,
+    default_pair_rbf,
 )
 from molprop.training.fit import build_model, fit_member
 from molprop.training.train import (
@@ -169,7 +169,7 @@ def search_data(request: SearchRequest) -> SearchData:
         "edge_dim": int(g0.edge_attr.shape[1]),
         "n_tasks": len(request.table.target_columns),
         # 3D inputs get molprop train's default element-pair Gaussians
-        "pair_rbf": DEFAULT_PAIR_RBF_3D if request.table.featurizer.kind == "3d" else 0,
+        "pair_rbf": default_pair_rbf(request.table.featurizer.kind),
     }
     log.info(
         "hpopt data: %d train, %d validation molecules (%d test rows held out, never used)",
