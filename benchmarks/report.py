@@ -18,6 +18,7 @@ from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine
 
 MODEL_NAMES = {
     "molprop_esa": "molprop ESA",
+    "molprop_esa_wide": "molprop ESA-wide (default before issue 17)",
     "molprop_esa_small": "molprop ESA-small",
     "molprop_esa_prev": "ESA, session-3 defaults",
     "molprop_esa_small_prev": "ESA-small, session 3",

@@ -71,6 +71,24 @@ def seed_csv_path(name: str, seed: int) -> Path:
     return WORK / "data" / f"{name}_seed{seed}.csv"
 
 
+def molprop_table_args(name: str, seed: int) -> list[str]:
+    """``molprop train`` / ``hpopt`` flags that read one seed's table and its split column."""
+    return [
+        "--data",
+        str(seed_csv_path(name, seed)),
+        "--smiles-column",
+        "smiles",
+        "--target-columns",
+        "target",
+        "--task-type",
+        DATASETS[name].task_type,
+        "--split-type",
+        "column",
+        "--split-column",
+        "split",
+    ]
+
+
 def prepare(name: str, seeds: list[int]) -> dict[int, dict[str, list[int]]]:
     """Write the cleaned table, the per-seed split JSON and per-seed CSV; return the splits."""
     spec = DATASETS[name]

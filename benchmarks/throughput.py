@@ -8,7 +8,9 @@ Models: the ESOL models trained by ``benchmarks.accuracy`` (seed 0), i.e. each t
 size (``molprop``, ``chemprop``), ``molprop_small``: ESA with the shipped models' architecture
 (``benchmarks.accuracy.SMALL_FLAGS``, one member, trained on ESOL by the grid), and ``molprop_shipped``: the shipped ``pretrained/solubility``
 model (ESA hidden 64, trained on ESOL, with its applicability-domain check), which is what
-``molprop predict --model solubility`` and the service run.
+``molprop predict --model solubility`` and the service run; ``chemprop3``: a 3-member chemprop
+ensemble (the grid's ESOL chemprop models of seeds 0, 3, 4), to compare the shipped 3-member
+models with.
 
 Usage: ``python -m benchmarks.throughput --n 10000 --repeats 3``
 """
@@ -102,9 +104,18 @@ def commands(inp, threads: int) -> dict[str, tuple[list[str], dict]]:
         "--devices",
         "1",
     ]
+    # a 3-member chemprop ensemble (chemprop averages the models given to --model-paths): the
+    # grid's ESOL models of seeds 0, 3 and 4 (issue 17: shipped 3-member models vs this)
+    chemprop3 = chemprop[:]
+    at = chemprop3.index("--model-paths") + 1
+    chemprop3[at : at + 1] = [
+        str(acc / f"ESOL_seed{s}_chemprop" / "model_0" / "best.pt") for s in (0, 3, 4)
+    ]
+    chemprop3[chemprop3.index("-o") + 1] = str(out / "chemprop3.csv")
     return {
         "molprop": (molprop, thread_env(threads)),
         "chemprop": (chemprop, chemprop_env(threads)),
+        "chemprop3": (chemprop3, chemprop_env(threads)),
         "molprop_small": (small, thread_env(threads)),
         "molprop_shipped": (shipped, thread_env(threads)),
     }

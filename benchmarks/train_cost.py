@@ -37,6 +37,8 @@ from benchmarks.splits import prepare
 log = logging.getLogger(__name__)
 MODELS = (
     "molprop_esa",
+    "molprop_esa_wide",
+    "molprop_esa_hpopt_t1",
     "molprop_esa_small",
     "molprop_esa_prev",
     "chemprop",

@@ -57,6 +57,13 @@ def add_data_args(p: argparse.ArgumentParser, targets_required: bool = True) -> 
     )
 
 
+def _shown(section: str, key: str) -> Any:
+    """The value ``molprop train`` uses for a preset-able setting with no flag and no
+    ``--preset``: the ``default`` preset's, else the dataclass default (for --help)."""
+    fallback = _M[key].default if section == "model" else getattr(_T, key)
+    return PRESETS["default"][section].get(key, fallback)
+
+
 def add_split_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("split")
     g.add_argument("--split-type", choices=["random", "scaffold", "column"], default="scaffold")
@@ -70,30 +77,35 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "--preset",
         type=preset_arg,
         default="default",
-        help="named starting point: default, or small (the shipped models' size: "
-        "~3.5x less CPU time per epoch), or a preset JSON file (molprop hpopt writes one); "
-        "explicit flags override its values",
+        help="named starting point: default (= small since issue 17: hidden 64, 4 heads, "
+        "'MSMSP S', batch 64, lr 5e-4; the shipped models' size), wide (the earlier default: "
+        "hidden 128, 8 heads, 'MSMSMP S', lr 1e-4; ~3.5x the CPU time per epoch), or a preset "
+        "JSON file (molprop hpopt writes one); explicit flags override its values",
     )
     g.add_argument("--model", choices=list(TOKEN_KINDS), default=_M["token_kind"].default)
     # preset-able settings default to None: filled from the preset, else the dataclass default
     g.add_argument(
-        "--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_M['layers'].default!r})"
+        "--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_shown('model', 'layers')!r})"
     )
     g.add_argument(
-        "--hidden-dim", type=int, default=None, help=f"default {_M['hidden_dim'].default}"
+        "--hidden-dim", type=int, default=None, help=f"default {_shown('model', 'hidden_dim')}"
     )
-    g.add_argument("--heads", type=int, default=None, help=f"default {_M['heads'].default}")
-    g.add_argument("--num-seeds", type=int, default=None, help=f"default {_M['num_seeds'].default}")
+    g.add_argument("--heads", type=int, default=None, help=f"default {_shown('model', 'heads')}")
+    g.add_argument(
+        "--num-seeds", type=int, default=None, help=f"default {_shown('model', 'num_seeds')}"
+    )
     g.add_argument(
         "--token-scheme",
         choices=["directed", "undirected"],
         default=None,
-        help="ESA edge tokens: directed (one per bond direction, default) or undirected "
-        "(one per bond, symmetric features: half the tokens)",
+        help="ESA edge tokens: directed (one per bond direction) or undirected (one per bond, "
+        f"symmetric features: half the tokens); default {_shown('model', 'token_scheme')}",
     )
     g.add_argument("--mlp", choices=list(MLP_KINDS), default=_M["mlp_kind"].default)
     g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
-    g.add_argument("--dropout", type=float, default=None, help=f"default {_M['dropout'].default}")
+    g.add_argument(
+        "--dropout", type=float, default=None, help=f"default {_shown('model', 'dropout')}"
+    )
     g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
     g.add_argument("--no-size-path", action="store_true", help="disable the size signal")
     g.add_argument(
@@ -127,13 +139,15 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 def add_train_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("training")
     g.add_argument("--epochs", type=int, default=_T.epochs)
-    g.add_argument("--batch-size", type=int, default=None, help=f"default {_T.batch_size}")
-    g.add_argument("--lr", type=float, default=None, help=f"default {_T.lr:g}")
+    g.add_argument(
+        "--batch-size", type=int, default=None, help=f"default {_shown('train', 'batch_size')}"
+    )
+    g.add_argument("--lr", type=float, default=None, help=f"default {_shown('train', 'lr'):g}")
     g.add_argument(
         "--schedule",
         choices=list(SCHEDULES),
         default=None,
-        help=f"LR schedule (default {_T.schedule}): plateau halves the lr when the validation "
+        help=f"LR schedule (default {_shown('train', 'schedule')}): plateau halves the lr when the validation "
         "loss stalls; warmup_decay warms up linearly from lr * lr_floor to --lr over "
         "--warmup-epochs, then decays exponentially to lr * lr_floor at the last epoch",
     )
@@ -141,7 +155,7 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
         "--warmup-epochs",
         type=int,
         default=None,
-        help=f"warm-up of --schedule warmup_decay (default {_T.warmup_epochs})",
+        help=f"warm-up of --schedule warmup_decay (default {_shown('train', 'warmup_epochs')})",
     )
     g.add_argument(
         "--lr-floor",
@@ -231,6 +245,18 @@ def _pick(args: argparse.Namespace, section: str, key: str, default: object) -> 
     return preset.get(key, default)
 
 
+def token_scheme(args: argparse.Namespace) -> str:
+    """``--token-scheme``, else the preset's -- for ESA on 2D graphs only. NSA models have no
+    edge tokens, and 3D inputs (radius graphs, periodic slabs and crystals, for which one token
+    per bond is not defined) keep directed tokens unless asked: the 3D featuriser was measured
+    with them (docs/results/3d.md)."""
+    if getattr(args, "token_scheme", None) is not None:
+        return args.token_scheme
+    if args.model != "esa" or getattr(args, "featurizer", "2d") == "3d":
+        return "directed"
+    return _pick(args, "model", "token_scheme", _M["token_scheme"].default)
+
+
 def model_overrides(args: argparse.Namespace) -> dict:
     def m(key: str) -> object:
         return _pick(args, "model", key, _M[key].default)
@@ -244,7 +270,7 @@ def model_overrides(args: argparse.Namespace) -> dict:
         "mlp_kind": args.mlp,
         "pre_ln": not args.post_ln,
         "dropout": m("dropout"),
-        "token_scheme": m("token_scheme"),
+        "token_scheme": token_scheme(args),
         "attn_dropout": args.attn_dropout,
         "size_path": not args.no_size_path,
         "size_linear": not args.no_size_linear,

@@ -259,7 +259,7 @@ def make_objective(request: SearchRequest, data: SearchData):
         model = build_model(ModelConfig(**data.base_model, **preset["model"]), request.seed)
         trial.set_user_attr("preset", preset)
         trial.set_user_attr("worker", f"{os.uname().nodename}:{os.getpid()}")
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         try:
             _, summary = fit_member(
                 model,
@@ -274,6 +274,7 @@ def make_objective(request: SearchRequest, data: SearchData):
             )
         finally:  # pruned trials too
             trial.set_user_attr("seconds", round(time.perf_counter() - start, 2))
+            trial.set_user_attr("cpu_seconds", round(time.process_time() - cpu_start, 2))
         return float(summary["best_val_loss"])
 
     return objective

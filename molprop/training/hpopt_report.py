@@ -49,6 +49,13 @@ def trials_frame(study: optuna.Study) -> pd.DataFrame:
                 **{f"param_{k}": v for k, v in sorted(t.params.items())},
                 "epochs_reported": len(t.intermediate_values),
                 "seconds": t.user_attrs.get("seconds"),
+                # CPU time of the worker's process (all its threads) per reported epoch: the
+                # cost column, robust to other load on the machine
+                "cpu_s_per_epoch": (
+                    round(t.user_attrs["cpu_seconds"] / len(t.intermediate_values), 2)
+                    if t.user_attrs.get("cpu_seconds") is not None and t.intermediate_values
+                    else None
+                ),
                 "worker": t.user_attrs.get("worker"),
             }
         )

@@ -18,12 +18,27 @@ def _resolve(*extra: str) -> tuple[dict, TrainConfig]:
     return model_overrides(args), train_config(args)
 
 
-def test_no_preset_gives_the_dataclass_defaults():
+def test_no_preset_gives_the_default_preset():
+    """No ``--preset``: the ``default`` preset's values (issue 17's search result), the dataclass
+    defaults for what it leaves out."""
     model, train = _resolve()
     defaults = {f.name: f.default for f in fields(ModelConfig)}
-    for key in ("layers", "hidden_dim", "heads", "num_seeds", "dropout"):
+    preset = PRESETS["default"]
+    for key in ("layers", "hidden_dim", "heads", "num_seeds", "dropout", "token_scheme"):
+        assert model[key] == preset["model"].get(key, defaults[key]), key
+    for key in ("batch_size", "lr", "schedule", "warmup_epochs"):
+        assert getattr(train, key) == preset["train"].get(key, getattr(TrainConfig, key)), key
+
+
+def test_wide_preset_is_the_old_default():
+    """``--preset wide`` reproduces the default of sessions 4-26 (the dataclass defaults, which
+    old artifacts and the grid's earlier runs were made with)."""
+    model, train = _resolve("--preset", "wide")
+    defaults = {f.name: f.default for f in fields(ModelConfig)}
+    for key in ("layers", "hidden_dim", "heads", "num_seeds", "dropout", "token_scheme"):
         assert model[key] == defaults[key], key
-    assert (train.batch_size, train.lr) == (TrainConfig.batch_size, TrainConfig.lr)
+    for key in ("batch_size", "lr", "schedule"):
+        assert getattr(train, key) == getattr(TrainConfig, key), key
 
 
 def test_small_preset_sets_its_values():
@@ -114,3 +129,16 @@ def test_bad_preset_files_are_rejected_naming_the_problem(tmp_path, capsys, text
     with pytest.raises(SystemExit):
         build_parser().parse_args(BASE + ["--preset", str(path)])
     assert message in capsys.readouterr().err
+
+
+def test_token_scheme_of_the_preset_applies_to_esa_on_2d_graphs_only(tmp_path):
+    """A preset's undirected tokens reach ESA on 2D graphs; NSA (no edge tokens) and 3D inputs
+    (periodic graphs have no one-token-per-bond form) stay directed unless asked."""
+    preset = tmp_path / "p.json"
+    preset.write_text('{"model": {"token_scheme": "undirected"}}')
+    assert _resolve("--preset", str(preset))[0]["token_scheme"] == "undirected"
+    assert _resolve("--preset", str(preset), "--model", "nsa")[0]["token_scheme"] == "directed"
+    assert _resolve("--preset", str(preset), "--featurizer", "3d")[0]["token_scheme"] == "directed"
+    explicit = _resolve("--featurizer", "3d", "--token-scheme", "undirected")[0]
+    assert explicit["token_scheme"] == "undirected"
+    assert _resolve("--preset", "wide")[0]["token_scheme"] == "directed"
