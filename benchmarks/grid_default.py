@@ -150,7 +150,14 @@ def report(runs: list[dict]) -> tuple[str, dict]:
             f"({share:.0%}).",
             "",
         ]
-    lines += ["## CPU seconds per run (whole process, mean over seeds)", ""]
+    lines += [
+        "## CPU seconds per run (whole process, mean over seeds)",
+        "",
+        "Whole-process CPU seconds grow with what else runs on the machine, and reused runs ran "
+        "in other sessions, so this table is a rough guide only; the per-epoch cost target is "
+        "measured by `benchmarks.train_cost` (one run at a time).",
+        "",
+    ]
     costs = {m: cost(runs, m) for m in (OURS, *BASELINES)}
     lines += ["| dataset | " + " | ".join(costs) + " |", "|---|" + "---|" * len(costs)]
     for dataset in DATASETS:

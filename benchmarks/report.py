@@ -17,8 +17,9 @@ from benchmarks.accuracy import MOLPROP_FLAGS, molprop_run_config  # noqa: E402
 from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine_facts  # noqa: E402
 
 MODEL_NAMES = {
-    "molprop_esa": "molprop ESA",
+    "molprop_esa": "molprop ESA (default)",
     "molprop_esa_wide": "molprop ESA-wide (default before issue 17)",
+    "molprop_esa_hpopt_t1": "molprop ESA, hpopt trial 1",
     "molprop_esa_small": "molprop ESA-small",
     "molprop_esa_prev": "ESA, session-3 defaults",
     "molprop_esa_small_prev": "ESA-small, session 3",
@@ -264,10 +265,11 @@ def throughput_section(res: dict | None) -> list[str]:
 
 
 THROUGHPUT_MODELS = {
-    "molprop": "default ESA (hidden 128) trained on ESOL",
+    "molprop": "default ESA (`small` since issue 17: hidden 64) trained on ESOL, 1 member",
     "chemprop": "default D-MPNN trained on ESOL",
+    "chemprop3": "3 chemprop D-MPNNs (ESOL, grid seeds 0, 3, 4) as one ensemble",
     "molprop_small": "ESA-small (hidden 64) trained on ESOL, 1 member",
-    "molprop_shipped": "shipped `solubility`: ESA-small × 3 members + domain check",
+    "molprop_shipped": "shipped `solubility`: ESA-small × 3 members + domain check + intervals",
 }
 
 
