@@ -23,13 +23,13 @@ import logging
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from benchmarks.common import VENV_BIN, WORK, load_result, run_process, save_result, thread_env
 from benchmarks.splits import molprop_table_args, prepare
+from molprop.cli.options import preset_values
 from molprop.models.config import PRESETS, check_preset
 
 log = logging.getLogger(__name__)
@@ -37,28 +37,29 @@ RESULT = "default_candidates"
 
 
 def resolve(spec: str, study: str | None) -> tuple[dict, dict | None]:
-    """A preset from ``small`` (name), ``trial:N`` (a trial of the study) or a JSON file, and
-    for a trial its own score on the study's data (validation loss, CPU s per epoch)."""
-    if spec in PRESETS:
-        return check_preset(PRESETS[spec], spec), None
-    if spec.startswith("trial:"):
-        import optuna
+    """A preset from ``small`` (name), ``trial:N`` (a trial of the study) or a JSON file (as
+    ``--preset`` reads them), and for a trial its own score on the study's data (validation
+    loss, CPU s per epoch: its row of the hpopt trials table)."""
+    if not spec.startswith("trial:"):
+        return preset_values(spec), None
+    import optuna
 
-        if not study:
-            raise SystemExit("trial:N needs --study DB:NAME")
-        db, name = study.rsplit(":", 1)
-        trial = optuna.load_study(study_name=name, storage=f"sqlite:///{db}").trials[
-            int(spec.split(":", 1)[1])
-        ]
-        scored = {
-            "val_loss": trial.value,
-            "epochs": len(trial.intermediate_values),
-            "cpu_s_per_epoch": trial.user_attrs["cpu_seconds"] / len(trial.intermediate_values),
-            "trial": trial.number,
-            "study": study,
-        }
-        return check_preset(trial.user_attrs["preset"], spec), scored
-    return check_preset(json.loads(Path(spec).read_text()), spec), None
+    from molprop.training.hpopt_report import trials_frame
+
+    if not study:
+        raise SystemExit("trial:N needs --study DB:NAME")
+    db, name = study.rsplit(":", 1)
+    loaded = optuna.load_study(study_name=name, storage=f"sqlite:///{db}")
+    number = int(spec.split(":", 1)[1])
+    row = trials_frame(loaded).set_index("trial").loc[number]
+    scored = {
+        "val_loss": float(row["val_loss"]),
+        "epochs": int(row["epochs_reported"]),
+        "cpu_s_per_epoch": float(row["cpu_s_per_epoch"]),
+        "trial": number,
+        "study": study,
+    }
+    return check_preset(loaded.trials[number].user_attrs["preset"], spec), scored
 
 
 def fixed_space(preset: dict) -> dict:

@@ -61,7 +61,7 @@ def _shown(section: str, key: str) -> Any:
     """The value ``molprop train`` uses for a preset-able setting with no flag and no
     ``--preset``: the ``default`` preset's, else the dataclass default (for --help)."""
     fallback = _M[key].default if section == "model" else getattr(_T, key)
-    return PRESETS["default"][section].get(key, fallback)
+    return preset_values("default")[section].get(key, fallback)
 
 
 def add_split_args(p: argparse.ArgumentParser) -> None:
