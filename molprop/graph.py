@@ -20,6 +20,10 @@ class MolGraph:
             so that ``pos[dst] + shift - pos[src]`` is the true bond vector.
         z: optional (n_nodes,) int64 atomic numbers (3D featurisers; read by the model's
             element-pair Gaussians).
+        fingerprint: optional (N_BITS / 8,) uint8 packed Morgan bits (radius 2, 2048 bits,
+            :mod:`molprop.chem.fingerprints`) of the parsed molecule, and ``heavy_atoms`` its
+            heavy-atom count (2D featuriser): read by the applicability domain instead of
+            parsing the SMILES again; not model inputs.
         n_atoms: number of atoms (equals n_nodes).
     """
 
@@ -29,6 +33,8 @@ class MolGraph:
     pos: np.ndarray | None = None
     edge_vec_shift: np.ndarray | None = None
     z: np.ndarray | None = None
+    fingerprint: np.ndarray | None = None
+    heavy_atoms: int | None = None
 
     def __post_init__(self) -> None:
         if self.x.ndim != 2:

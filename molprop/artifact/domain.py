@@ -29,17 +29,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rdkit.Chem import rdFingerprintGenerator
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
 
+from molprop.chem.fingerprints import N_BITS, RADIUS, morgan_bits
 from molprop.chem.smiles import parse_smiles
 from molprop.errors import ArtifactError
 
 log = logging.getLogger(__name__)
 
 DOMAIN_NAME = "domain.safetensors"
-RADIUS, N_BITS, PERCENTILE = 2, 2048, 5.0
+PERCENTILE = 5.0
 _CHUNK = 32  # query rows per block: (chunk, n_train, n_words) uint64, ~27 MB for 3,400 train
 
 
@@ -48,7 +48,6 @@ def fingerprints_and_sizes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """SMILES -> ((n, n_bits / 8) uint8 packed Morgan bits, (n,) int64 heavy-atom counts); an
     unparsable SMILES gives all-zero bits and a count of -1."""
-    generator = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
     out = np.zeros((len(smiles), n_bits // 8), dtype=np.uint8)
     heavy = np.full(len(smiles), -1, dtype=np.int64)
     for i, smi in enumerate(smiles):
@@ -56,7 +55,7 @@ def fingerprints_and_sizes(
             mol = parse_smiles(smi)
         except Exception:  # invalid (or not even encodable) input: no bits, similarity 0
             continue
-        out[i] = np.packbits(generator.GetFingerprintAsNumPy(mol))
+        out[i] = morgan_bits(mol, radius, n_bits)
         heavy[i] = mol.GetNumHeavyAtoms()
     return out, heavy
 
@@ -144,16 +143,44 @@ class ApplicabilityDomain:
         range is skipped for old domain files without one)."""
         return self.assess(smiles)[1]
 
-    def assess(self, smiles: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def assess(
+        self, smiles: Sequence[str], graphs: Sequence[object] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """((n,) max Tanimoto similarity to the training set (0 if unparsable), (n,) bool
-        ``in_domain``) from one fingerprinting pass."""
-        fps, heavy = fingerprints_and_sizes(smiles, self.radius, self.n_bits)
+        ``in_domain``) from one fingerprinting pass. ``graphs``: the rows' featurised graphs
+        (or their exceptions), one per SMILES: a graph carrying its molecule's fingerprint
+        (2D featuriser) is not parsed again."""
+        fps, heavy = self._fingerprints(smiles, graphs)
         similarity = tanimoto_max(fps, self.fingerprints)
         ok = similarity >= self.threshold
         if self.heavy_atoms is not None:
             low, high = self.heavy_atoms
             ok &= (heavy >= low) & (heavy <= high)
         return similarity, ok
+
+    def _fingerprints(
+        self, smiles: Sequence[str], graphs: Sequence[object] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`fingerprints_and_sizes` of ``smiles``, taken from ``graphs`` where a graph
+        has them (and this domain uses the featuriser's fingerprint), parsed otherwise."""
+        if graphs is not None and len(graphs) != len(smiles):
+            raise ValueError(f"{len(graphs)} graphs for {len(smiles)} SMILES")
+        carried = (
+            [getattr(g, "fingerprint", None) is not None for g in graphs]
+            if graphs is not None and (self.radius, self.n_bits) == (RADIUS, N_BITS)
+            else [False] * len(smiles)
+        )
+        rest = [i for i, c in enumerate(carried) if not c]
+        fps, heavy = fingerprints_and_sizes([smiles[i] for i in rest], self.radius, self.n_bits)
+        if len(rest) == len(smiles):
+            return fps, heavy
+        out = np.zeros((len(smiles), self.n_bits // 8), dtype=np.uint8)
+        sizes = np.full(len(smiles), -1, dtype=np.int64)
+        out[rest], sizes[rest] = fps, heavy
+        for i, c in enumerate(carried):
+            if c:
+                out[i], sizes[i] = graphs[i].fingerprint, graphs[i].heavy_atoms
+        return out, sizes
 
     def save(self, directory: str | Path) -> Path:
         path = Path(directory) / DOMAIN_NAME

@@ -10,7 +10,12 @@ import numpy as np
 from rdkit import Chem
 
 from molprop.featurize.atoms import one_hot
-from molprop.featurize.stereo import BOND_STEREO, assign_cip_labels, bond_stereo
+from molprop.featurize.stereo import (
+    BOND_STEREO,
+    assign_cip_labels,
+    bond_stereo,
+    bond_stereo_classes,
+)
 
 BOND_TYPES: tuple[Chem.BondType, ...] = (
     Chem.BondType.SINGLE,
@@ -43,12 +48,12 @@ def bond_feature_matrix(mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray]:
     """Endpoints (n_bonds, 2) int64 and :func:`bond_features` of every bond as one
     (n_bonds, bond_feature_dim()) float32 array (a test checks the two agree)."""
     n = mol.GetNumBonds()
-    assign_cip_labels(mol)
     bonds = [mol.GetBondWithIdx(i) for i in range(n)]
     ends = np.zeros((n, 2), dtype=np.int64)
     feats = np.zeros((n, bond_feature_dim()), dtype=np.float32)
     if n == 0:
         return ends, feats
+    stereo = bond_stereo_classes(bonds, mol)  # labels CIP codes only if a bond has a tag
     raw = [
         (
             b.GetBeginAtomIdx(),
@@ -56,9 +61,9 @@ def bond_feature_matrix(mol: Chem.Mol) -> tuple[np.ndarray, np.ndarray]:
             b.GetBondType(),
             b.GetIsConjugated(),
             b.IsInRing(),
-            bond_stereo(b),
+            stereo[i],
         )
-        for b in bonds
+        for i, b in enumerate(bonds)
     ]
     rows = np.arange(n)
     ends[:] = [(r[0], r[1]) for r in raw]

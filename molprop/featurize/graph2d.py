@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from rdkit import Chem
 
+from molprop.chem.fingerprints import morgan_bits
 from molprop.chem.smiles import parse_smiles
 from molprop.featurize.atoms import atom_feature_dim, atom_feature_matrix
 from molprop.featurize.bonds import bond_feature_dim, bond_feature_matrix
@@ -36,4 +37,10 @@ class Graph2DFeaturizer:
         # every bond -> edges (i, j) and (j, i), interleaved: bond k gives edges 2k and 2k + 1
         edge_index = np.stack([ends, ends[:, ::-1]], axis=1).reshape(-1, 2).T.copy()
         edge_attr = np.repeat(feats, 2, axis=0)
-        return MolGraph(x=atom_feature_matrix(mol), edge_index=edge_index, edge_attr=edge_attr)
+        return MolGraph(
+            x=atom_feature_matrix(mol),
+            edge_index=edge_index,
+            edge_attr=edge_attr,
+            fingerprint=morgan_bits(mol),  # the domain's fingerprint, while the molecule is here
+            heavy_atoms=mol.GetNumHeavyAtoms(),
+        )

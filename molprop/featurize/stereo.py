@@ -37,11 +37,13 @@ def has_stereo(mol: Chem.Mol) -> bool:
     )
 
 
-def assign_cip_labels(mol: Chem.Mol) -> Chem.Mol:
-    """Give ``mol``'s stereo atoms and bonds their CIP codes (in place, once per molecule)."""
+def assign_cip_labels(mol: Chem.Mol, *, stereo: bool | None = None) -> Chem.Mol:
+    """Give ``mol``'s stereo atoms and bonds their CIP codes (in place, once per molecule).
+    ``stereo``: whether the molecule carries stereo, when the caller already knows (True: it
+    does; None: :func:`has_stereo` looks, a Python pass over every atom and bond)."""
     if mol.HasProp(_DONE):
         return mol
-    if has_stereo(mol):
+    if stereo if stereo is not None else has_stereo(mol):
         try:
             rdCIPLabeler.AssignCIPLabels(mol, maxRecursiveIterations=MAX_CIP_ITERATIONS)
         except RuntimeError:  # work cap reached: legacy CIP ranks (graph invariants too)
@@ -50,6 +52,26 @@ def assign_cip_labels(mol: Chem.Mol) -> Chem.Mol:
             Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
     mol.SetBoolProp(_DONE, True, computed=True)
     return mol
+
+
+def atom_stereo_classes(atoms: list[Chem.Atom], mol: Chem.Mol) -> list[str]:
+    """:func:`atom_stereo` of every atom of ``mol`` (``atoms``, in index order), labelling the
+    molecule only when an atom has a stereo tag: the feature matrices read the tags in their
+    own pass over the atoms instead of :func:`has_stereo`'s (about as slow as parsing)."""
+    if all(a.GetChiralTag() == _UNSPECIFIED for a in atoms):
+        return ["none"] * len(atoms)
+    assign_cip_labels(mol, stereo=True)
+    return [atom_stereo(a) for a in atoms]
+
+
+def bond_stereo_classes(bonds: list[Chem.Bond], mol: Chem.Mol) -> list[str]:
+    """:func:`bond_stereo` of every bond (``bonds``, in index order), labelling the molecule
+    only when a bond has a stereo tag other than "any" (see :func:`atom_stereo_classes`)."""
+    tags = [b.GetStereo() for b in bonds]
+    if all(t in (_NONE, _ANY) for t in tags):
+        return ["none" if t == _NONE else "any" for t in tags]
+    assign_cip_labels(mol, stereo=True)
+    return [bond_stereo(b) for b in bonds]
 
 
 def atom_stereo(atom: Chem.Atom) -> str:

@@ -291,7 +291,7 @@ class Predictor:
                 items, batch_size=batch_size, should_stop=should_stop, low=low
             )
             out.insert(0, "smiles", smiles)
-            similarity = self._add_domain(out, smiles)
+            similarity = self._add_domain(out, smiles, items)
             self._add_intervals(out, level, similarity)
         return out
 
@@ -364,15 +364,21 @@ class Predictor:
                 "structures need a model trained with --featurizer 3d"
             )
 
-    def _add_domain(self, out: pd.DataFrame, smiles: Sequence[object]) -> np.ndarray | None:
+    def _add_domain(
+        self,
+        out: pd.DataFrame,
+        smiles: Sequence[object],
+        items: Sequence[MolGraph | Exception] | None = None,
+    ) -> np.ndarray | None:
         """Add the bool ``in_domain`` column (False for failed rows) if the artifact has a
         domain (see :mod:`molprop.artifact.domain`); return the rows' max similarity to the
-        training set (None without a domain)."""
+        training set (None without a domain). ``items``: the rows' graphs, whose carried
+        fingerprints spare parsing the SMILES again."""
         if self.domain is None:
             return None
         ok = (out["status"] == STATUS_OK).to_numpy()
         text = [s if isinstance(s, str) else "" for s in smiles]
-        similarity, in_domain = self.domain.assess(text)
+        similarity, in_domain = self.domain.assess(text, items)
         out["in_domain"] = ok & in_domain
         return similarity
 
@@ -405,6 +411,6 @@ class Predictor:
         out = frame.reset_index(drop=True).copy()
         for col in preds.columns:
             out[col] = preds[col].values
-        similarity = self._add_domain(out, frame[smiles_column].tolist())
+        similarity = self._add_domain(out, frame[smiles_column].tolist(), items)
         self._add_intervals(out, level, similarity)
         return out

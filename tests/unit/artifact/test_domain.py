@@ -119,3 +119,32 @@ def test_pretrained_recipes_finish_writes_the_size_range(tmp_path: Path) -> None
     assert domain.heavy_atoms == (min(sizes), max(sizes))
     card = (tmp_path / "solubility" / "card.md").read_text()
     assert f"{min(sizes)}–{max(sizes)} heavy atoms" in card
+
+
+def test_assess_reads_the_fingerprints_the_2d_featuriser_carries(esol_smiles: list[str]) -> None:
+    """A prediction hands the domain its featurised graphs: a graph's carried fingerprint and
+    heavy-atom count give the same similarity and flag as parsing the SMILES again, rows
+    without one (a failed row, a graph of another featuriser) are parsed, and the carried
+    values are what is read (a planted fingerprint changes the answer)."""
+    from dataclasses import replace
+
+    from molprop.errors import InvalidInputError
+    from molprop.featurize.graph2d import Graph2DFeaturizer
+
+    domain = ApplicabilityDomain.fit(esol_smiles[:60])
+    queries = [*esol_smiles[60:75], "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", "not a smiles"]
+    F = Graph2DFeaturizer()
+    graphs: list[object] = [F.from_smiles(s) for s in queries[:-1]]
+    graphs.append(InvalidInputError("unparsable"))
+    graphs[3] = replace(graphs[3], fingerprint=None, heavy_atoms=None)
+    expected = domain.assess(queries)
+    got = domain.assess(queries, graphs)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert not expected[1][-2] and not expected[1][-1]  # size range; unparsable
+    # the carried bits are read: a query given the fingerprint of a training molecule
+    planted = list(graphs)
+    planted[0] = replace(graphs[0], fingerprint=fingerprint_bits(esol_smiles[:1])[0])
+    assert domain.assess(queries, planted)[0][0] == 1.0 != expected[0][0]
+    with pytest.raises(ValueError, match="graphs for"):
+        domain.assess(queries, graphs[:-1])
