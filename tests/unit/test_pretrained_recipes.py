@@ -1,6 +1,7 @@
 """The shipped recipes still describe the shipped models: the training settings of each recipe
-equal those stored in its ``pretrained/<name>/config.json`` (so changed CLI defaults -- dropout,
-weight averaging, which parameters AdamW decays -- are pinned in the recipes, not inherited)."""
+equal those stored in its ``pretrained/<name>/config.json`` (since session 28 the recipes are the
+CLI's defaults, so a changed default fails here until ``make pretrained`` retrains them), and a
+retrain records the model it replaced."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from molprop.models.config import TrainConfig
+from molprop.models.config import ModelConfig, TrainConfig
 from molprop.pretrained_recipes import MODEL, MODEL_3D, PRETRAINED, RECIPES, train_config
 
 
@@ -19,7 +20,35 @@ def test_recipe_settings_equal_the_shipped_model(name: str) -> None:
     raw = json.loads((Path(PRETRAINED) / name / "config.json").read_text())
     assert train_config(recipe) == TrainConfig.from_dict(raw["train"])
     model = {**MODEL_3D, **recipe.model} if recipe.structures else MODEL
-    assert {k: raw["model"][k] for k in model} == model
+    stored = ModelConfig.from_dict(raw["model"])  # settings at their default are not written
+    assert {k: getattr(stored, k) for k in model} == model
     assert raw["task"]["task_type"] == recipe.task_type
     assert raw["featurizer"]["kind"] == recipe.featurizer
     assert raw["featurizer"]["params"] == recipe.featurizer_params
+
+
+def test_a_retrain_keeps_the_replaced_models_test_metrics(tmp_path: Path) -> None:
+    """``make pretrained`` over an existing model records what it replaced: the old ensemble
+    test metrics and the settings that differ go to ``metrics.json["previous"]`` and the
+    card's old -> new line; a directory without a model has nothing to record."""
+    import shutil
+
+    from molprop.artifact.store import load_config
+    from molprop.pretrained_recipes import previous_note, replaced_model
+
+    assert replaced_model(tmp_path / "none") is None
+    old = tmp_path / "old"
+    shutil.copytree(Path(PRETRAINED) / "solubility", old)
+    raw = json.loads((old / "config.json").read_text())
+    raw["model"]["dropout"], raw["train"]["patience"] = 0.3, 7
+    (old / "config.json").write_text(json.dumps(raw))
+    metrics = json.loads((old / "metrics.json").read_text())
+    previous = replaced_model(old)
+    assert previous is not None
+    assert previous["test"] == metrics["test"]["ensemble"]
+    config = load_config(Path(PRETRAINED) / "solubility")
+    better = {k: v * 0.5 for k, v in previous["test"].items() if isinstance(v, float)}
+    note = previous_note(previous, better, config.model, config.train)
+    assert "dropout 0.3" in note and "patience 7" in note and "hidden_dim" not in note
+    rmse = previous["test"]["rmse"]
+    assert f"rmse {rmse:.3f} -> **{rmse * 0.5:.3f}**" in note
