@@ -90,7 +90,7 @@ def markdown(table: list[dict]) -> str:
         "epoch, decay on weight matrices only, patience 30; 3 members, seeds 0-2, the same "
         "scaffold split and epochs as before). `homo_lumo_gap_3d` already had that recipe and "
         "was not retrained (its input comparison with the 2D model was rerun). Before = the "
-        "model the retrain replaced (`metrics.json[\"previous\"]`), on the same test molecules. "
+        'model the retrain replaced (`metrics.json["previous"]`), on the same test molecules. '
         "Training: 1 torch thread per process, two processes sharing the 2-core machine.",
         "",
         "| model | test, ensemble: replaced | test, ensemble: now | settings changed | members "
