@@ -58,23 +58,19 @@ def test_task_type_has_one_home() -> None:
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.parent.name)
 def test_shipped_config_json_loads_and_matches_the_weights(path: Path) -> None:
-    """Every shipped config.json loads; those written before issue 16 (``model.task_type``
-    present: the 2D models) keep their legacy copy; the model it describes has exactly the
-    shipped state-dict keys and shapes (loaded strictly)."""
+    """Every shipped config.json loads; all are written in the current format (since the
+    session-28 retrain no shipped model carries the legacy ``model.task_type`` copy: the legacy
+    reading is checked below); the model it describes has exactly the shipped state-dict keys
+    and shapes (loaded strictly)."""
     raw = json.loads(path.read_text())
-    legacy = "task_type" in raw["model"]
-    if legacy:
-        assert raw["model"]["task_type"] == raw["task"]["task_type"]  # the legacy copy
-    else:  # written since (homo_lumo_gap_3d): task_type only in the task section
-        assert path.parent.name == "homo_lumo_gap_3d", "a new shipped model: list it here"
+    assert "task_type" not in raw["model"], "a shipped config in the pre-issue-16 format"
     model_cfg = ModelConfig.from_dict(raw["model"])
     task = TaskConfig.from_dict(raw["task"])
     assert task.task_type == raw["task"]["task_type"]
-    assert model_cfg.to_dict() == {k: v for k, v in raw["model"].items() if k != "task_type"}
+    assert model_cfg.to_dict() == raw["model"]
     assert ModelConfig.from_dict(model_cfg.to_dict()) == model_cfg  # rewritten: same config
-    # how they were trained: the 2D models before the CLI default changed, the 3D one since
-    expected = "all" if legacy else "matrices"
-    assert TrainConfig.from_dict(raw["train"]).weight_decay_on == expected
+    # trained with the CLI's defaults (make pretrained since session 28)
+    assert TrainConfig.from_dict(raw["train"]).weight_decay_on == "matrices"
     state = load_file(str(path.parent / "members" / "0" / "model.safetensors"))
     model = MolPropModel.from_config(model_cfg)
     own = {k: tuple(v.shape) for k, v in model.state_dict().items()}
