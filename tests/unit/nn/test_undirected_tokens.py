@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 
-from molprop.artifact.resolve import shipped_models_dir
 from molprop.cli.main import build_parser
 from molprop.cli.options import model_overrides
 from molprop.data import collate_graphs
@@ -61,8 +60,19 @@ def test_batch_padding_and_atom_order_invariance():
     assert np.abs(predict(directed, [SMALL])[0] - alone).max() > 1e-3
 
 
+#: the "model" section of the shipped solubility config.json as written before the token scheme
+#: existed (the model shipped until session 28; git show 8e4a1f8:pretrained/solubility/config.json)
+OLD_MODEL_JSON = (
+    '{"node_dim": 72, "edge_dim": 13, "n_tasks": 1, "task_type": "regression", '
+    '"token_kind": "esa", "hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, '
+    '"mlp_kind": "standard", "mlp_mult": 2, "pre_ln": true, "dropout": 0.1, '
+    '"attn_dropout": 0.0, "size_path": true, "n_extra": 0, "head_hidden": 128, '
+    '"learnable_rbf": 0, "rbf_cutoff": 5.0, "size_linear": true}'
+)
+
+
 def test_old_config_json_loads_to_the_same_directed_model():
-    data = json.loads((shipped_models_dir() / "solubility" / "config.json").read_text())["model"]
+    data = json.loads(OLD_MODEL_JSON)
     assert "token_scheme" not in data  # written before the field existed
     cfg = ModelConfig.from_dict(data)
     assert cfg.token_scheme == "directed"
