@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from molprop.pretrained_recipes import PRETRAINED, RECIPES
+from molprop.artifact.store import load_config
+from molprop.pretrained_recipes import PRETRAINED, RECIPES, changed_settings
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "results" / "pretrained.md"
 HEADLINE = {"regression": ("rmse", "mae", "r2"), "classification": ("roc_auc", "mcc", "accuracy")}
@@ -25,15 +26,10 @@ def _metrics(test: dict, keys: tuple[str, ...]) -> str:
     return ", ".join(f"{k} {test[k]:.3f}" for k in keys if isinstance(test.get(k), float))
 
 
-def _changed(previous: dict, config: dict) -> str:
-    now = {**config["model"], **config["train"]}
-    old = {**previous.get("model", {}), **previous.get("train", {})}
-    diffs = [
-        f"{k} {v} → {now[k]}"
-        for k, v in old.items()
-        if k in now and v is not None and now[k] != v and k != "epochs"
-    ]
-    return "; ".join(diffs) or "–"
+def _changed(previous: dict, directory: Path) -> str:
+    config = load_config(directory)
+    diffs = changed_settings(previous, config.model, config.train)
+    return "; ".join(f"{k} {old} → {now}" for k, old, now in diffs) or "–"
 
 
 def _trust(metrics: dict, task_type: str) -> str:
@@ -58,7 +54,6 @@ def rows() -> list[dict]:
     for name, recipe in RECIPES.items():
         directory = PRETRAINED / name
         metrics = json.loads((directory / "metrics.json").read_text())
-        config = json.loads((directory / "config.json").read_text())
         keys = HEADLINE[recipe.task_type]
         previous = metrics.get("previous")
         members = metrics["training"]["members"]
@@ -67,7 +62,7 @@ def rows() -> list[dict]:
                 "name": name,
                 "now": _metrics(metrics["test"]["ensemble"], keys),
                 "before": _metrics(previous["test"], keys) if previous else "(not retrained)",
-                "changed": _changed(previous, config) if previous else "–",
+                "changed": _changed(previous, directory) if previous else "–",
                 "members": ", ".join(
                     f"{m[keys[0]]:.3f}" for m in metrics["test"].get("members", [])
                 ),

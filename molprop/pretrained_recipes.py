@@ -40,7 +40,7 @@ from typing import Any
 
 import pandas as pd
 
-from molprop.models.config import PRESETS, TrainConfig
+from molprop.models.config import PRESETS, ModelConfig, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -202,10 +202,10 @@ def train_config(recipe: Recipe) -> TrainConfig:
     matrices, patience 30) with the recipe's epochs, seed 0 and 3 members; a structure recipe
     trains as ``benchmarks/qm9_3d_vs_2d.sh`` (``--preset small``) with its ``train`` settings on
     top."""
-    preset = dict(PRESETS["default"]["train"])
     if recipe.structures:
         values = {"epochs": recipe.epochs, "batch_size": 64, "lr": 5e-4, "seed": 0}
         return TrainConfig(**{**values, **recipe.train})
+    preset = PRESETS["default"]["train"]
     return TrainConfig(**{**preset, "epochs": recipe.epochs, "seed": 0, "ensemble_size": 3})
 
 
@@ -264,8 +264,9 @@ def structure_file(recipe: Recipe, folder: Path, splits: Sequence[str] | None = 
 
 
 def replaced_model(out: Path) -> dict[str, Any] | None:
-    """What the model in ``out`` (about to be retrained) was: its ensemble test metrics, its
-    model and training settings and when it was trained, for ``metrics.json["previous"]`` and
+    """What the model in ``out`` (about to be retrained) was: its ensemble test metrics and its
+    model and training settings (read through ModelConfig / TrainConfig, so settings a
+    config.json leaves at their default are filled in), for ``metrics.json["previous"]`` and
     the card's old -> new line; None when ``out`` holds no model with test metrics."""
     if not (out / "metrics.json").exists() or not (out / "config.json").exists():
         return None
@@ -278,7 +279,7 @@ def replaced_model(out: Path) -> dict[str, Any] | None:
     train_keys = ("epochs", "batch_size", "lr", "patience", "ema_epochs", "weight_decay_on")
     return {
         "test": test,
-        "model": {k: config.get("model", {}).get(k) for k in keys},
+        "model": {k: getattr(ModelConfig.from_dict(config["model"]), k) for k in keys},
         "train": {k: getattr(TrainConfig.from_dict(config["train"]), k) for k in train_keys},
     }
 
@@ -363,18 +364,27 @@ def comparison_notes(recipe: Recipe, comparison: dict[str, Any]) -> list[str]:
     return notes
 
 
+def changed_settings(
+    previous: dict[str, Any], model: Any, train: TrainConfig
+) -> list[tuple[str, Any, Any]]:
+    """(setting, replaced model's value, this model's value) for every recorded setting of
+    ``previous`` (:func:`replaced_model`) that differs from this artifact's ``model`` /
+    ``train`` (its ModelConfig and TrainConfig); the recipe's epochs are not a change."""
+    return [
+        (k, v, getattr(now, k))
+        for part, now in ((previous.get("model", {}), model), (previous.get("train", {}), train))
+        for k, v in part.items()
+        if v is not None and k != "epochs" and hasattr(now, k) and getattr(now, k) != v
+    ]
+
+
 def previous_note(
     previous: dict[str, Any], test: dict[str, Any], model: Any, train: TrainConfig
 ) -> str:
     """The card's line on the model this one replaced: its settings that differ from this
-    model's (``model`` / ``train``: this artifact's ModelConfig and TrainConfig) and its
-    ensemble test metrics -> this model's (same split, same test rows)."""
-    changed = [
-        f"{k} {v}"
-        for part, now in ((previous.get("model", {}), model), (previous.get("train", {}), train))
-        for k, v in part.items()
-        if v is not None and k != "epochs" and getattr(now, k, v) != v
-    ]
+    model's (:func:`changed_settings`) and its ensemble test metrics -> this model's (same
+    split, same test rows)."""
+    changed = [f"{k} {old}" for k, old, _ in changed_settings(previous, model, train)]
     old = previous.get("test", {})
     shown = [
         f"{k} {old[k]:.3f} -> **{test[k]:.3f}**"
