@@ -56,7 +56,15 @@ Layout of ``calibration.json`` (format version 2)::
                           "in_domain": [1, 0, -1, ...],      # -1: domain unknown
                           "difficulty": "std+novelty", "beta": 3.0,
                           "novelty": [0.41, ...], "novelty_fill": 0.38,
-                          "beta_selection": {"grid": [...], "score": [...], ...}}}}
+                          "beta_selection": {"grid": [...], "score": [...], ...},
+                          "multipliers": {"levels": [0.01, ..., 0.99],
+                                          "bins": {"all": [...], "in_domain": [...], ...}}}}}
+
+``multipliers`` (optional; written since issue 17) caches crepes' own per-bin multiplier of
+sigma at the levels 0.01, 0.02, ..., 0.99 (None: the bin cannot serve that level), so that
+serving those levels needs no crepes import (~1.5 s of scipy.stats / scikit-learn per process);
+any other level, and files without the table, are computed by crepes. The intervals are
+bit-identical either way (``tests/unit/artifact/test_calibration_multipliers.py``).
 
 Version 1 files (no ``difficulty`` / ``beta`` / ``novelty``) load as difficulty ``"std"``,
 beta 0: the same intervals as before (``tests/unit/artifact/test_calibration_novelty.py``).
@@ -116,6 +124,10 @@ BETA_MAX_MOLECULES = 5000
 #: the smallest beta whose held-out score (mean |coverage - level| over the novelty terciles)
 #: is within this of the best one wins
 BETA_TOLERANCE = 0.01
+#: levels whose per-bin interval multipliers (crepes' conformal quantile of the bin's scores)
+#: are stored in calibration.json (``multipliers``), so that serving them needs no crepes import
+#: (~1.5 s a process: scipy.stats, scikit-learn); any other level is computed by crepes
+STORED_LEVELS = tuple(k / 100 for k in range(1, 100))
 NOT_CALIBRATED = (
     "not calibrated: this artifact has no calibration.json (written before calibrated "
     "intervals existed), so no intervals are given; `molprop calibrate --model DIR --data CSV` "
@@ -192,6 +204,9 @@ class ConformalTarget:
     novelty: np.ndarray | None = None
     novelty_fill: float = 0.0
     beta_selection: dict[str, Any] | None = None
+    #: level -> serving bin -> crepes' multiplier at that level (None: the bin cannot serve it),
+    #: read from calibration.json (written by :meth:`to_dict`); None: not stored, crepes computes
+    multipliers: dict[float, dict[str, float | None]] | None = field(default=None, compare=False)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -393,12 +408,22 @@ class ConformalTarget:
         if self.normalized and not np.isfinite(std[np.isfinite(y_hat)]).all():
             raise ConfigError("this calibration needs the ensemble std of every prediction")
         keys = self.assign(std, in_domain, level)
-        regressor = self.regressor()
-        index = {k: j for j, k in enumerate(self._cache["serving"])}
-        bins = np.asarray([index[k] for k in keys])
         sig = self.sigmas(std, None if novelty is None else _novelty(novelty, len(y_hat)))
         low, high = np.full(len(y_hat), np.nan), np.full(len(y_hat), np.nan)
         ok = np.isfinite(y_hat)
+        stored = (self.multipliers or {}).get(level)
+        if stored is not None and set(stored) != set(self.serving_bins()):
+            log.warning("calibration.json's stored multipliers do not match its bins; ignored")
+            stored = None
+        if stored is not None and ok.any():
+            # crepes' own numbers, stored: y_hat -/+ multiplier * sigma, as its predict_int
+            alpha = np.asarray([stored[k] for k in keys], dtype=np.float64)
+            low[ok] = y_hat[ok] - alpha[ok] * sig[ok]
+            high[ok] = y_hat[ok] + alpha[ok] * sig[ok]
+            return low, high, keys
+        regressor = self.regressor()
+        index = {k: j for j, k in enumerate(self._cache["serving"])}
+        bins = np.asarray([index[k] for k in keys])
         if ok.any():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # bins are chosen so that none is infinite
@@ -406,7 +431,29 @@ class ConformalTarget:
             low[ok], high[ok] = got[:, 0], got[:, 1]
         return low, high, keys
 
+    def crepes_multipliers(
+        self, levels: Sequence[float] = STORED_LEVELS
+    ) -> dict[float, dict[str, float | None]]:
+        """level -> serving bin -> the multiplier crepes' ``predict_int`` applies to sigma in
+        that bin at that level (its conformal quantile of the bin's scores; None where the bin
+        is too small for the level)."""
+        regressor = self.regressor()
+        serving, sizes = self._cache["serving"], self.serving_bins()
+        out: dict[float, dict[str, float | None]] = {}
+        for level in levels:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # bins too small for the level: None below
+                got = regressor.predict_int(
+                    np.zeros(len(serving)), np.ones(len(serving)), np.arange(len(serving)), level
+                )
+            out[float(level)] = {
+                key: float(got[j, 1]) if _servable(sizes[key], level) else None
+                for j, key in enumerate(serving)
+            }
+        return out
+
     def to_dict(self) -> dict[str, Any]:
+        multipliers = self.crepes_multipliers()
         return {
             "kind": "conformal",
             "offset": self.offset,
@@ -423,6 +470,13 @@ class ConformalTarget:
             else [None if not math.isfinite(v) else float(v) for v in self.novelty],
             "novelty_fill": self.novelty_fill,
             "beta_selection": self.beta_selection,
+            "multipliers": {
+                "levels": list(multipliers),
+                "bins": {
+                    k: [multipliers[lv][k] for lv in multipliers]
+                    for k in next(iter(multipliers.values()))
+                },
+            },
         }
 
     @classmethod
@@ -456,7 +510,23 @@ class ConformalTarget:
             novelty,
             float(data.get("novelty_fill", 0.0)),
             data.get("beta_selection"),
+            _read_multipliers(data.get("multipliers")),
         )
+
+
+def _read_multipliers(data: dict[str, Any] | None) -> dict[float, dict[str, float | None]] | None:
+    """calibration.json's ``multipliers`` (levels, bin -> one value per level) -> level -> bin
+    -> multiplier; absent (files written before it) -> None."""
+    if data is None:
+        return None
+    levels = [float(v) for v in data["levels"]]
+    bins = data["bins"]
+    if any(len(v) != len(levels) for v in bins.values()):
+        raise ValueError("multipliers: every bin needs one value per level")
+    return {
+        lv: {k: None if v[i] is None else float(v[i]) for k, v in bins.items()}
+        for i, lv in enumerate(levels)
+    }
 
 
 def select_beta(
