@@ -66,16 +66,22 @@ def assay_halves(name: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows = split.loc[split["split"] == "test", "row"].to_numpy()
     test = table.iloc[rows][[recipe.smiles_column, recipe.target]].reset_index(drop=True)
     test.columns = ["smiles", recipe.target]
-    groups = scaffold_groups(test["smiles"].tolist())
+    return scaffold_halves(test, seed)
+
+
+def scaffold_halves(table: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows of ``table`` (a ``smiles`` column) -> (fine-tune half, evaluation half),
+    scaffold-disjoint: shuffled scaffold sets fill the fine-tune half up to half the molecules."""
+    groups = scaffold_groups(table["smiles"].tolist())
     order = np.random.default_rng(seed).permutation(len(groups))
     fine: list[int] = []
     for g in order:
-        if len(fine) >= len(test) / 2:
+        if len(fine) >= len(table) / 2:
             break
         fine.extend(groups[g])
-    mask = np.zeros(len(test), dtype=bool)
+    mask = np.zeros(len(table), dtype=bool)
     mask[fine] = True
-    return test[mask].reset_index(drop=True), test[~mask].reset_index(drop=True)
+    return table[mask].reset_index(drop=True), table[~mask].reset_index(drop=True)
 
 
 def rmse(pred: np.ndarray, true: np.ndarray) -> float:
