@@ -56,6 +56,7 @@ from molprop.transfer.strategies import (
     init_from_pretrained,
     init_linear_skip,
     linear_fit,
+    measured_residual_targets,
     needs_fresh_head,
     unfreeze_encoder,
 )
@@ -123,10 +124,13 @@ class FinetuneResult(TrainResult):
 
 @dataclass
 class FinetuneData:
-    """Featurised parts; ``low`` holds (n, T_low) measured low labels per part, or None."""
+    """Featurised parts; ``low`` holds (n, T_low) measured low labels per part used as inputs,
+    or None; ``train_low`` (``delta-measured``): the training split's measured low labels,
+    read for its training targets only (never an input)."""
 
     parts: dict[str, MoleculeTable]
     low: dict[str, np.ndarray | None]
+    train_low: np.ndarray | None = None
 
 
 def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
@@ -161,7 +165,10 @@ def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
     use_measured = uses_measured(request)
     low_cols = request.low_columns or list(pre.task.target_names)
     low = {k: measured_low(t, low_cols) if use_measured else None for k, t in parts.items()}
-    return FinetuneData(parts, low)
+    train_low = None
+    if request.strategy == "delta-measured":
+        train_low = measured_low(parts["train"], low_cols)
+    return FinetuneData(parts, low, train_low)
 
 
 def uses_measured(request: FinetuneRequest) -> bool:
@@ -180,12 +187,14 @@ def copy_pretrained(src: Path, dest: Path) -> None:
 class AugmentationInputs:
     """Per part: the standardised (n, n_extra) inputs (None without augmentation) and what
     they are (for ``metrics.json``); the artifact's :class:`Augmentation` (statistics of
-    train); the cross-fitting report (empty without)."""
+    train); the cross-fitting report (empty without); the training split's unstandardised
+    inputs."""
 
     extra: dict[str, np.ndarray | None]
     augment: Augmentation | None
     used: dict[str, str]
     crossfit: dict[str, Any] = field(default_factory=dict)
+    raw_train: np.ndarray | None = None
 
 
 def _describe(kind: str, low: np.ndarray | None, columns: list[str], in_sample: bool) -> str:
@@ -225,7 +234,7 @@ def augmentation_inputs(
     measured = columns if data.low["train"] is not None else None
     aug = fit_augmentation(kind, raw["train"], measured)
     extra = {k: standardise(aug, v) for k, v in raw.items()}
-    return AugmentationInputs(extra, aug, used, report)
+    return AugmentationInputs(extra, aug, used, report, raw["train"])
 
 
 def write_finetuned(
@@ -331,13 +340,32 @@ def staged_fit(
     return type(fitted)(fitted.members, summaries)
 
 
+def training_targets(
+    data: FinetuneData, inputs: AugmentationInputs, low_columns: list[str]
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """``delta-measured``: the training split's labels ``high − (a·low + b) + (a'·x + b')``
+    (measured low labels of the training molecules, ``x`` their inductive inputs) and what
+    ``metrics.json`` says about them (the fits, the residual's RMSE)."""
+    high = data.parts["train"].targets
+    new, fits = measured_residual_targets(high, data.train_low, inputs.raw_train)
+    residual = new - (inputs.raw_train @ np.asarray(fits["x_weight"]).T + fits["x_bias"])
+    note = (
+        "train: high − (a·low + b) + (a'·x + b'), with the MEASURED low-fidelity labels "
+        f"{', '.join(low_columns)} of the training molecules (a, b: least "
+        "squares of high on them) and x their augmentation input (a', b': the skip's fit); "
+        "val/test: the measured high labels. Prediction uses no measured label."
+    )
+    rmse = np.sqrt(np.nanmean(residual**2, axis=0))
+    return new, {"note": note, **fits, "train_residual_rmse": rmse.tolist()}
+
+
 def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     """Fine-tune and write the artifact to ``request.out`` (in a data-parallel run, global rank
     0 alone writes files; every rank trains and evaluates)."""
     start = time.perf_counter()
-    check_strategy(request.strategy)
     if request.mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {request.mode!r}")
+    check_strategy(request.strategy, request.mode)
     out = Path(request.out)
     writes = is_global_zero()
     if writes:
@@ -361,9 +389,15 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
         skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
 
+    targets = {k: t.targets for k, t in data.parts.items()}
+    residual = None
+    if data.train_low is not None:  # delta-measured: the training labels only
+        low_columns = request.low_columns or list(pre.task.target_names)
+        targets["train"], residual = training_targets(data, inputs, low_columns)
+
     def dataset(part: str) -> GraphDataset:
         t = data.parts[part]
-        return GraphDataset(t.graphs, model_targets(task, t.targets), extra[part])
+        return GraphDataset(t.graphs, model_targets(task, targets[part]), extra[part])
 
     def make_member(m: int, seed: int) -> MolPropModel:
         src = member_path(pre_dir, m % pre.n_members)
@@ -409,6 +443,8 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         metrics["augmentation_input"] = inputs.used
     if inputs.crossfit:
         metrics["crossfit"] = inputs.crossfit
+    if residual is not None:
+        metrics["training_targets"] = residual
     if writes:
         artifact = finetuned_config(
             request, pre_dir, pre, config, task, aug, fresh, len(fitted.members)
