@@ -340,23 +340,27 @@ def staged_fit(
     return type(fitted)(fitted.members, summaries)
 
 
-def training_targets(
+def part_targets(
     data: FinetuneData, inputs: AugmentationInputs, low_columns: list[str]
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """``delta-measured``: the training split's labels ``high − (a·low + b) + (a'·x + b')``
-    (measured low labels of the training molecules, ``x`` their inductive inputs) and what
-    ``metrics.json`` says about them (the fits, the residual's RMSE)."""
-    high = data.parts["train"].targets
-    new, fits = measured_residual_targets(high, data.train_low, inputs.raw_train)
-    residual = new - (inputs.raw_train @ np.asarray(fits["x_weight"]).T + fits["x_bias"])
+) -> tuple[dict[str, np.ndarray], dict[str, Any] | None]:
+    """The (n, T) labels each part trains / early-stops on: the measured high labels, except
+    ``delta-measured``'s training split, ``high − (a·low + b) + (a'·x + b')`` (measured low
+    labels of the training molecules, ``x`` their inductive inputs); and what ``metrics.json``
+    says about those (the fits, the residual's RMSE; None for the other strategies)."""
+    targets = {k: t.targets for k, t in data.parts.items()}
+    if data.train_low is None:
+        return targets, None
+    x = inputs.raw_train
+    targets["train"], fits = measured_residual_targets(targets["train"], data.train_low, x)
+    residual = targets["train"] - (x @ np.asarray(fits["x_weight"]).T + fits["x_bias"])
     note = (
         "train: high − (a·low + b) + (a'·x + b'), with the MEASURED low-fidelity labels "
-        f"{', '.join(low_columns)} of the training molecules (a, b: least "
-        "squares of high on them) and x their augmentation input (a', b': the skip's fit); "
-        "val/test: the measured high labels. Prediction uses no measured label."
+        f"{', '.join(low_columns)} of the training molecules (a, b: least squares of high on "
+        "them) and x their augmentation input (a', b': the skip's fit); val/test: the measured "
+        "high labels. Prediction uses no measured label."
     )
     rmse = np.sqrt(np.nanmean(residual**2, axis=0))
-    return new, {"note": note, **fits, "train_residual_rmse": rmse.tolist()}
+    return targets, {"note": note, **fits, "train_residual_rmse": rmse.tolist()}
 
 
 def run_finetune(request: FinetuneRequest) -> FinetuneResult:
@@ -389,11 +393,8 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
         skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
 
-    targets = {k: t.targets for k, t in data.parts.items()}
-    residual = None
-    if data.train_low is not None:  # delta-measured: the training labels only
-        low_columns = request.low_columns or list(pre.task.target_names)
-        targets["train"], residual = training_targets(data, inputs, low_columns)
+    low_columns = request.low_columns or list(pre.task.target_names)
+    targets, residual = part_targets(data, inputs, low_columns)
 
     def dataset(part: str) -> GraphDataset:
         t = data.parts[part]
