@@ -19,14 +19,13 @@ total (= ``metrics.json``'s RMSE). Writes ``benchmarks/results/transfer_residual
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from benchmarks.transfer_crossfit import RESULTS, _rmse
+from benchmarks.transfer_crossfit import RESULTS, _rmse, low_labels_by_key, run_parser
 from molprop.artifact.augment import PretrainedSource
 from molprop.featurize import build_featurizer
 from molprop.inference.predictor import Predictor
@@ -58,18 +57,12 @@ def measure_part(model: Path, frame: pd.DataFrame, low: np.ndarray, high: str) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", required=True, help="transfer-benchmark output directory")
-    parser.add_argument("--data", required=True, help="the benchmark's --data table")
-    parser.add_argument("--low-column", required=True)
+    parser = run_parser(__doc__.splitlines()[0])
     parser.add_argument("--high-column", required=True)
     parser.add_argument("--strategy", default="delta-measured")
-    parser.add_argument("--name", required=True)
     args = parser.parse_args(argv)
     run = Path(args.run)
-    data = pd.read_csv(args.data)
-    keys = molecule_keys(data["smiles"].tolist())
-    low_by_key = dict(zip(keys, data[args.low_column].astype(float), strict=True))
+    low_by_key = low_labels_by_key(args.data, args.low_column)
     seeds = []
     for seed_dir in sorted(run.glob("seed_*")):
         model = seed_dir / "inductive" / args.strategy
