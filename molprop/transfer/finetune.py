@@ -137,7 +137,8 @@ def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
     """(n, T_low) measured low-fidelity labels of the table's valid rows (NaN if blank)."""
     if table.frame is None or any(c not in table.frame.columns for c in columns):
         raise DataError(
-            f"label-augment (transductive) needs low-fidelity column(s) {columns} in every table"
+            f"measured low-fidelity column(s) {columns} missing: label-augment / delta "
+            "(transductive) need them in every table, delta-measured in the training table"
         )
     out = np.full((len(table), len(columns)), np.nan)
     for j, col in enumerate(columns):
