@@ -77,17 +77,27 @@ def measure_seed(seed_dir: Path, low_by_key: dict[str, float], seed: int) -> dic
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_parser(description: str) -> argparse.ArgumentParser:
+    """--run, --data, --low-column, --name: a benchmark run and its data table."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--run", required=True, help="transfer-benchmark output directory")
     parser.add_argument("--data", required=True, help="the benchmark's --data table")
     parser.add_argument("--low-column", required=True)
     parser.add_argument("--name", required=True)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def low_labels_by_key(data: str | Path, column: str) -> dict[str, float]:
+    """InChIKey -> measured low label of every molecule of the benchmark's table."""
+    frame = pd.read_csv(data)
+    keys = molecule_keys(frame["smiles"].tolist())
+    return dict(zip(keys, frame[column].astype(float), strict=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = run_parser(__doc__.splitlines()[0]).parse_args(argv)
     run = Path(args.run)
-    data = pd.read_csv(args.data)
-    keys = molecule_keys(data["smiles"].tolist())
-    low_by_key = dict(zip(keys, data[args.low_column].astype(float), strict=True))
+    low_by_key = low_labels_by_key(args.data, args.low_column)
     seeds = []
     for seed_dir in sorted(run.glob("seed_*")):
         seed = int(seed_dir.name.split("_")[1])

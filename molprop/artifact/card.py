@@ -403,6 +403,12 @@ def provenance_lines(config: ArtifactConfig, root: Path | None) -> list[str]:
                 else "; the model started at that linear fit and trained from there."
             )
         )
+    if prov.strategy == "delta-measured":
+        lines.append(
+            "Its training targets used the **measured** low-fidelity labels of the training "
+            "molecules (`high − (a·low + b) + (a'·x + b')`: the network learned the residual of "
+            "the measured-label fit); prediction needs no measured label."
+        )
     return lines
 
 

@@ -9,6 +9,7 @@ import json
 from dataclasses import replace
 
 from molprop.cli.options import add_data_args, add_split_args, add_train_args, train_config
+from molprop.transfer import STRATEGIES
 
 
 def add_parser(sub, name: str) -> None:
@@ -29,9 +30,10 @@ def add_parser(sub, name: str) -> None:
         "--strategy",
         dest="transfer_strategy",
         default="full",
-        choices=["full", "freeze-encoder", "label-augment", "embed-augment", "delta"],
+        choices=STRATEGIES,
         help="fine-tuning strategy (default: full); delta: learn the residual of a linear "
-        "fit of the low label",
+        "fit of the low label; delta-measured (--mode inductive): delta whose training "
+        "targets use the training molecules' measured low labels (prediction needs none)",
     )
     p.add_argument(
         "--mode",
@@ -45,7 +47,7 @@ def add_parser(sub, name: str) -> None:
         type=int,
         default=0,
         metavar="K",
-        help="inductive label-augment / delta: the training inputs are out-of-fold "
+        help="inductive label-augment / delta(-measured): the training inputs are out-of-fold "
         "predictions of K models pretrained without each fold (needs --pretrain-data)",
     )
     p.add_argument(

@@ -24,7 +24,12 @@ def add_parser(sub, name: str) -> None:
         help="high-fidelity molecule counts",
     )
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    p.add_argument("--strategies", nargs="+", default=None, help="default: all five")
+    p.add_argument(
+        "--strategies",
+        nargs="+",
+        default=None,
+        help="default: all six (delta-measured: inductive mode only)",
+    )
     p.add_argument("--modes", nargs="+", default=["transductive", "inductive"])
     p.add_argument("--units", default="", help="unit of the labels (for the table)")
     add_model_args(p)

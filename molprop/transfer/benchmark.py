@@ -3,8 +3,9 @@ modes, plus a linear correction of the measured low label (fitted on the high-fi
 set: the honest transductive bar) and, inductive, a linear map of the pretrained model's
 prediction (the inductive bar, fitted on the training split's out-of-fold predictions when
 cross-fitting, ``linear-map``, and on its in-sample predictions, ``linear-map-insample``), over
-several seeds. Inductive ``label-augment`` / ``delta`` train on out-of-fold predictions
-(``crossfit_folds`` K fold models per seed, shared by both strategies; 0: in-sample).
+several seeds. Inductive ``label-augment`` / ``delta`` / ``delta-measured`` train on
+out-of-fold predictions (``crossfit_folds`` K fold models per seed, shared by these strategies;
+0: in-sample); ``delta-measured`` (inductive only) is skipped in transductive mode.
 
 Per seed: one fidelity split per mode (the high-fidelity partition is shared), one pretrained
 model per mode (shared by every strategy of the seed; ``reuse_pretrained``: also reused from an
@@ -35,7 +36,7 @@ from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.fidelity_split import MODES, build_fidelity_split
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import pretrain_or_reuse, run_pretrain
-from molprop.transfer.strategies import STRATEGIES
+from molprop.transfer.strategies import AUGMENT_KIND, INDUCTIVE_ONLY, STRATEGIES
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +228,9 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                     "seed %d: %d fold models in %.0f s (%s)", seed, crossfit.folds, seconds, report
                 )
         for strategy in request.strategies:
+            if mode != "inductive" and strategy in INDUCTIVE_ONLY:
+                log.info("seed %d: %s is inductive only, not run in %s mode", seed, strategy, mode)
+                continue
             t = time.perf_counter()
             result = run_finetune(
                 FinetuneRequest(
@@ -241,7 +245,7 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                     low_columns=[low],
                     train=replace(request.finetune, seed=seed),
                     progress=request.progress,
-                    crossfit=crossfit if strategy in ("label-augment", "delta") else None,
+                    crossfit=crossfit if AUGMENT_KIND.get(strategy) == "label" else None,
                     keep_head=request.keep_head and strategy in ("full", "freeze-encoder"),
                     unfreeze_after=0 if strategy == "freeze-encoder" else request.unfreeze_after,
                 )

@@ -56,6 +56,7 @@ from molprop.transfer.strategies import (
     init_from_pretrained,
     init_linear_skip,
     linear_fit,
+    measured_residual_targets,
     needs_fresh_head,
     unfreeze_encoder,
 )
@@ -123,17 +124,21 @@ class FinetuneResult(TrainResult):
 
 @dataclass
 class FinetuneData:
-    """Featurised parts; ``low`` holds (n, T_low) measured low labels per part, or None."""
+    """Featurised parts; ``low`` holds (n, T_low) measured low labels per part used as inputs,
+    or None; ``train_low`` (``delta-measured``): the training split's measured low labels,
+    read for its training targets only (never an input)."""
 
     parts: dict[str, MoleculeTable]
     low: dict[str, np.ndarray | None]
+    train_low: np.ndarray | None = None
 
 
 def measured_low(table: MoleculeTable, columns: list[str]) -> np.ndarray:
     """(n, T_low) measured low-fidelity labels of the table's valid rows (NaN if blank)."""
     if table.frame is None or any(c not in table.frame.columns for c in columns):
         raise DataError(
-            f"label-augment (transductive) needs low-fidelity column(s) {columns} in every table"
+            f"measured low-fidelity column(s) {columns} missing: label-augment / delta "
+            "(transductive) need them in every table, delta-measured in the training table"
         )
     out = np.full((len(table), len(columns)), np.nan)
     for j, col in enumerate(columns):
@@ -161,7 +166,10 @@ def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
     use_measured = uses_measured(request)
     low_cols = request.low_columns or list(pre.task.target_names)
     low = {k: measured_low(t, low_cols) if use_measured else None for k, t in parts.items()}
-    return FinetuneData(parts, low)
+    train_low = None
+    if request.strategy == "delta-measured":
+        train_low = measured_low(parts["train"], low_cols)
+    return FinetuneData(parts, low, train_low)
 
 
 def uses_measured(request: FinetuneRequest) -> bool:
@@ -180,12 +188,14 @@ def copy_pretrained(src: Path, dest: Path) -> None:
 class AugmentationInputs:
     """Per part: the standardised (n, n_extra) inputs (None without augmentation) and what
     they are (for ``metrics.json``); the artifact's :class:`Augmentation` (statistics of
-    train); the cross-fitting report (empty without)."""
+    train); the cross-fitting report (empty without); the training split's unstandardised
+    inputs."""
 
     extra: dict[str, np.ndarray | None]
     augment: Augmentation | None
     used: dict[str, str]
     crossfit: dict[str, Any] = field(default_factory=dict)
+    raw_train: np.ndarray | None = None
 
 
 def _describe(kind: str, low: np.ndarray | None, columns: list[str], in_sample: bool) -> str:
@@ -225,7 +235,7 @@ def augmentation_inputs(
     measured = columns if data.low["train"] is not None else None
     aug = fit_augmentation(kind, raw["train"], measured)
     extra = {k: standardise(aug, v) for k, v in raw.items()}
-    return AugmentationInputs(extra, aug, used, report)
+    return AugmentationInputs(extra, aug, used, report, raw["train"])
 
 
 def write_finetuned(
@@ -331,13 +341,36 @@ def staged_fit(
     return type(fitted)(fitted.members, summaries)
 
 
+def part_targets(
+    data: FinetuneData, inputs: AugmentationInputs, low_columns: list[str]
+) -> tuple[dict[str, np.ndarray], dict[str, Any] | None]:
+    """The (n, T) labels each part trains / early-stops on: the measured high labels, except
+    ``delta-measured``'s training split, ``high − (a·low + b) + (a'·x + b')`` (measured low
+    labels of the training molecules, ``x`` their inductive inputs); and what ``metrics.json``
+    says about those (the fits, the residual's RMSE; None for the other strategies)."""
+    targets = {k: t.targets for k, t in data.parts.items()}
+    if data.train_low is None:
+        return targets, None
+    x = inputs.raw_train
+    targets["train"], fits = measured_residual_targets(targets["train"], data.train_low, x)
+    residual = targets["train"] - (x @ np.asarray(fits["x_weight"]).T + fits["x_bias"])
+    note = (
+        "train: high − (a·low + b) + (a'·x + b'), with the MEASURED low-fidelity labels "
+        f"{', '.join(low_columns)} of the training molecules (a, b: least squares of high on "
+        "them) and x their augmentation input (a', b': the skip's fit); val/test: the measured "
+        "high labels. Prediction uses no measured label."
+    )
+    rmse = np.sqrt(np.nanmean(residual**2, axis=0))
+    return targets, {"note": note, **fits, "train_residual_rmse": rmse.tolist()}
+
+
 def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     """Fine-tune and write the artifact to ``request.out`` (in a data-parallel run, global rank
     0 alone writes files; every rank trains and evaluates)."""
     start = time.perf_counter()
-    check_strategy(request.strategy)
     if request.mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {request.mode!r}")
+    check_strategy(request.strategy, request.mode)
     out = Path(request.out)
     writes = is_global_zero()
     if writes:
@@ -361,9 +394,12 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
         skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
 
+    low_columns = request.low_columns or list(pre.task.target_names)
+    targets, residual = part_targets(data, inputs, low_columns)
+
     def dataset(part: str) -> GraphDataset:
         t = data.parts[part]
-        return GraphDataset(t.graphs, model_targets(task, t.targets), extra[part])
+        return GraphDataset(t.graphs, model_targets(task, targets[part]), extra[part])
 
     def make_member(m: int, seed: int) -> MolPropModel:
         src = member_path(pre_dir, m % pre.n_members)
@@ -409,6 +445,8 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         metrics["augmentation_input"] = inputs.used
     if inputs.crossfit:
         metrics["crossfit"] = inputs.crossfit
+    if residual is not None:
+        metrics["training_targets"] = residual
     if writes:
         artifact = finetuned_config(
             request, pre_dir, pre, config, task, aug, fresh, len(fitted.members)

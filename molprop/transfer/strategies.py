@@ -15,6 +15,15 @@
   head that does not see ``x``) learns the residual ``high − (a·x + b)``; the linear fit of the
   training split is a frozen skip layer, so it is added back in every prediction. ``x`` as for
   ``label-augment``.
+- ``delta-measured`` (inductive only): ``delta``'s network and frozen skip ``a'·x + b'``
+  (``x`` the pretrained prediction, out-of-fold for the training molecules), but the training
+  split's labels are replaced by ``high − (a·low + b) + (a'·x + b')`` with ``(a, b)`` the
+  least-squares fit of high on the training molecules' *measured* low labels
+  (:func:`measured_residual_targets`): the network learns the residual of the measured-label
+  fit instead of ``high − (a'·x + b')``, which is dominated by the pretrained model's own error.
+  Validation labels stay the measured high labels; prediction needs no measured label (``x`` is
+  made by the stored pretrained copy). Transductive mode is refused: there ``x`` is the measured
+  label, so it would be plain ``delta``.
 
 The head is re-initialised (encoder + readout loaded strictly) whenever its shape or meaning
 changes: new target names, a new task type, or an augmentation strategy. Otherwise the whole
@@ -40,20 +49,53 @@ from molprop.artifact.store import load_state_strict
 from molprop.errors import ArtifactError, ConfigError
 from molprop.models.config import ModelConfig
 from molprop.models.model import MolPropModel
+from molprop.transfer import STRATEGIES
 
 log = logging.getLogger(__name__)
 
-STRATEGIES = ("full", "freeze-encoder", "label-augment", "embed-augment", "delta")
-AUGMENT_KIND = {"label-augment": "label", "embed-augment": "embed", "delta": "label"}
+AUGMENT_KIND = {
+    "label-augment": "label",
+    "embed-augment": "embed",
+    "delta": "label",
+    "delta-measured": "label",
+}
+#: Δ-learning strategies: frozen linear skip, the head does not see ``x``
+DELTA_STRATEGIES = ("delta", "delta-measured")
 #: strategies whose model has the linear skip (``ModelConfig.extra_skip``)
-SKIP_STRATEGIES = ("label-augment", "delta")
+SKIP_STRATEGIES = ("label-augment", *DELTA_STRATEGIES)
+#: strategies defined in inductive mode only
+INDUCTIVE_ONLY = ("delta-measured",)
 LOADED_PARTS = ("encoder", "readout")
 
 
-def check_strategy(strategy: str) -> str:
+def check_strategy(strategy: str, mode: str | None = None) -> str:
+    """``strategy`` if it is known (and defined in ``mode``, when given), else
+    :class:`ConfigError`."""
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}; choose one of {STRATEGIES}")
+    if mode is not None and mode != "inductive" and strategy in INDUCTIVE_ONLY:
+        raise ConfigError(
+            f"strategy {strategy!r} is inductive only (--mode inductive): in {mode} mode the "
+            "input x is the measured low label itself, so it would be plain 'delta'"
+        )
     return strategy
+
+
+def measured_residual_targets(
+    high: np.ndarray, low: np.ndarray, x: np.ndarray
+) -> tuple[np.ndarray, dict[str, list]]:
+    """``delta-measured`` training labels ``high − (a·low + b) + (a'·x + b')`` (all (n, ·),
+    raw units): ``(a, b)`` the least-squares fit of ``high`` on the measured ``low``, ``(a', b')``
+    that of ``high`` on ``x`` (the skip's fit), both over the given (training) rows. A row whose
+    ``low`` is missing gets NaN (no label: masked out of the loss). -> (targets, the fits)."""
+    high = np.asarray(high, dtype=np.float64)
+    low = np.asarray(low, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    a, b = linear_fit(low, high)
+    a_x, b_x = linear_fit(x, high)
+    targets = high - (low @ a.T + b) + (x @ a_x.T + b_x)
+    fits = {"low_weight": a.tolist(), "low_bias": b.tolist()}
+    return targets, {**fits, "x_weight": a_x.tolist(), "x_bias": b_x.tolist()}
 
 
 def finetune_model_config(
@@ -65,7 +107,7 @@ def finetune_model_config(
         pretrained,
         n_tasks=n_tasks,
         n_extra=n_extra,
-        extra_to_head=strategy != "delta",
+        extra_to_head=strategy not in DELTA_STRATEGIES,
         extra_skip=strategy in SKIP_STRATEGIES and n_extra > 0,
     )
 
@@ -95,7 +137,7 @@ def init_linear_skip(
 ) -> MolPropModel:
     """Set the skip layer to the linear fit. ``label-augment``: the head's last layer is
     zeroed (the model starts at the fit) and the skip trains; ``delta``: the skip is frozen
-    (the network learns the residual of the fit)."""
+    (the network learns the residual of the fit; also ``delta-measured``)."""
     if model.skip is None:
         raise ConfigError(f"strategy {strategy!r} needs a model with a linear skip")
     with torch.no_grad():
@@ -105,7 +147,7 @@ def init_linear_skip(
             last = model.head.net[-1]
             last.weight.zero_()
             last.bias.zero_()
-    if strategy == "delta":
+    if strategy in DELTA_STRATEGIES:
         model.skip.requires_grad_(False)
     return model
 

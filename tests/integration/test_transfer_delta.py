@@ -2,8 +2,9 @@
 potentials: a Δ-learning artifact trained on measured B3LYP IPs declares it, `molprop predict
 --low-column` reproduces its published test RMSE, prediction refuses without the labels and
 flags bad ones per row (CLI, Predictor, a real uvicorn service); cross-fitted inductive
-label-augment trains on out-of-fold inputs; an artifact in the earlier layout predicts as
-before."""
+label-augment trains on out-of-fold inputs; inductive delta-measured (training targets from the
+training molecules' measured B3LYP IPs) serves without measured labels and `molprop predict`
+reproduces its published test RMSE; an artifact in the earlier layout predicts as before."""
 
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ def runs(tmp_path_factory, g4mp2_csv):
     isplit, ipre = _split_pretrain(g4mp2_csv, root, "inductive")
     cross = ["--cross-fit", "2", "--pretrain-data", str(isplit / "pretrain.csv")]
     _finetune(isplit, ipre, root / "la_ind", "label-augment", "inductive", *cross)
+    _finetune(isplit, ipre, root / "dm_ind", "delta-measured", "inductive", *cross)
     return root
 
 
@@ -202,3 +204,39 @@ def test_artifact_in_the_earlier_layout_predicts_as_before(runs, tmp_path):
         scaled = member.head(torch.cat([emb, torch.as_tensor(x, dtype=emb.dtype)], -1)).numpy()
     expected = scaled[:, 0] * cfg.task.scaler_std[0] + cfg.task.scaler_mean[0]
     np.testing.assert_allclose(out["ip_g4mp2"], expected, rtol=1e-5)
+
+
+def test_delta_measured_serves_without_measured_labels(runs, tmp_path, capsys):
+    """Trained on the training molecules' measured low labels (targets only), served inductively:
+    no low label at prediction, and `molprop predict` reproduces the published test RMSE."""
+    model = runs / "dm_ind"
+    config = load_config(model)
+    assert config.provenance.strategy == "delta-measured" and config.provenance.mode == "inductive"
+    assert config.augment.input == "predicted" and config.augment.low_columns == ()
+    assert config.model.extra_skip and not config.model.extra_to_head
+    metrics = json.loads((model / "metrics.json").read_text())
+    assert metrics["augmentation_input"]["train"] == "out-of-fold predictions of 2 fold models"
+    assert metrics["augmentation_input"]["test"] == "pretrained model's prediction"
+    note = metrics["training_targets"]["note"]
+    assert "MEASURED" in note and "ip_b3lyp" in note and "no measured label" in note
+    # the measured-label residual is far smaller than the (tiny) pretrained model's error
+    a_x = metrics["training_targets"]["x_weight"][0][0]
+    assert metrics["training_targets"]["train_residual_rmse"][0] < 0.3 and 0 < a_x
+    write_card(model, title="Δ IP (test)", data_source="G4MP2", licence="MIT", intended_use="t")
+    assert "**measured** low-fidelity labels of the training" in (model / "card.md").read_text()
+    test = pd.read_csv(runs / "inductive" / "split" / "test.csv")
+    assert "ip_b3lyp" not in test.columns  # nothing measured to give
+    test[["smiles"]].assign(truth=test["ip_g4mp2"]).to_csv(tmp_path / "test.csv", index=False)
+    proc = _cli_predict(model, tmp_path / "test.csv", tmp_path / "out.csv")
+    assert proc.returncode == 0, proc.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert (out["status"] == "ok").all() and len(out) == len(test) == 30
+    rmse = float(np.sqrt(np.mean((out["ip_g4mp2"] - out["truth"]) ** 2)))
+    assert rmse == pytest.approx(metrics["test"]["ensemble"]["rmse"], rel=1e-5)
+    assert Predictor.from_pretrained(model).low_columns == []
+    # transductive: refused before any training (x would be the measured label: plain delta)
+    split = runs / "transductive" / "split"
+    args = ["finetune", "--from", str(runs / "transductive" / "pre"), "--data"]
+    args += [str(split / "train.csv"), "--target-columns", "ip_g4mp2", "--out", str(tmp_path / "x")]
+    assert main([*args, "--strategy", "delta-measured", "--mode", "transductive"]) == 2
+    assert "inductive only" in capsys.readouterr().err and not (tmp_path / "x").exists()

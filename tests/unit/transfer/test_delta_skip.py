@@ -1,10 +1,12 @@
 """Δ-learning and the linear skip of label augmentation: the model starts at the least-squares
 fit, the Δ skip stays frozen, old configs load without a skip; measured low labels are parsed
-per row; cross-fitting folds group molecules."""
+per row; cross-fitting folds group molecules; ``delta-measured`` trains on the measured-label
+residual plus the skip's fit (training split only) and is refused in transductive mode."""
 
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,7 +22,13 @@ from molprop.models.config import ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
 from molprop.transfer.crossfit import assign_folds
-from molprop.transfer.strategies import finetune_model_config, init_linear_skip, linear_fit
+from molprop.transfer.finetune import AugmentationInputs, FinetuneData, part_targets
+from molprop.transfer.strategies import (
+    check_strategy,
+    finetune_model_config,
+    init_linear_skip,
+    linear_fit,
+)
 
 TINY = dict(hidden_dim=16, heads=2, layers="MSP", num_seeds=4, head_hidden=16)
 
@@ -137,3 +145,69 @@ def test_cross_fit_folds_keep_duplicates_together_and_are_balanced():
     assert fold[30] == fold[0] and fold[31] == fold[1]
     assert sorted(np.bincount(fold[:30])) == [10, 10, 10]
     assert not np.array_equal(fold, assign_folds(keys, 3, seed=1))  # seeded
+
+
+def _fidelities(n: int, seed: int = 0):
+    """(high, measured low, a noisy prediction x of low), (n, 1) each: low explains high up to
+    a small residual, x carries a large error of its own (the pretrained model's)."""
+    rng = np.random.default_rng(seed)
+    low = rng.normal(8.0, 0.9, size=(n, 1))
+    high = 1.05 * low + 0.4 + rng.normal(0, 0.13, size=(n, 1))
+    x = 0.9 * low + 0.5 + rng.normal(0, 0.4, size=(n, 1))
+    return high, low, x
+
+
+def test_delta_measured_trains_on_the_measured_residual_plus_the_skip_fit_on_train_only():
+    high, low, x = _fidelities(60)
+    high[5, 0] = np.nan  # an unlabelled training row stays unlabelled
+    low[7, 0] = np.nan  # no measured low label: no target (masked), not a made-up one
+    val = np.random.default_rng(1).normal(8.0, 1.0, size=(20, 1))
+    test = np.random.default_rng(2).normal(8.0, 1.0, size=(30, 1))
+    parts = {k: SimpleNamespace(targets=v) for k, v in (("train", high), ("val", val))}
+    parts["test"] = SimpleNamespace(targets=test)
+    data = FinetuneData(parts, {k: None for k in parts}, train_low=low)  # type: ignore[arg-type]
+    inputs = AugmentationInputs({}, None, {}, raw_train=x)
+    targets, report = part_targets(data, inputs, ["ip_b3lyp"])
+    # the expected targets, from two independent least-squares fits over the usable rows
+    ok_low = np.isfinite(high[:, 0]) & np.isfinite(low[:, 0])
+    a, b = np.polyfit(low[ok_low, 0], high[ok_low, 0], 1)
+    ok_x = np.isfinite(high[:, 0])
+    a_x, b_x = np.polyfit(x[ok_x, 0], high[ok_x, 0], 1)
+    expected = high[:, 0] - (a * low[:, 0] + b) + (a_x * x[:, 0] + b_x)
+    np.testing.assert_allclose(targets["train"][:, 0], expected, rtol=1e-10, atol=1e-10)
+    assert np.isnan(targets["train"][[5, 7], 0]).all()
+    # validation and test keep the measured high labels (early stopping on the real thing)
+    assert targets["val"] is val and targets["test"] is test
+    # the skip's fit of x plus a residual far smaller than x's own error around it
+    residual = targets["train"][:, 0] - (a_x * x[:, 0] + b_x)
+    noisy = high[:, 0] - (a_x * x[:, 0] + b_x)
+    assert np.nanstd(residual) < 0.5 * np.nanstd(noisy)
+    assert report is not None and "MEASURED" in report["note"] and "ip_b3lyp" in report["note"]
+    assert report["low_weight"][0][0] == pytest.approx(a) and report["x_bias"][0] == pytest.approx(
+        b_x
+    )
+    assert report["train_residual_rmse"][0] == pytest.approx(np.sqrt(np.nanmean(residual**2)))
+
+
+def test_other_strategies_train_on_the_measured_high_labels():
+    high, _, x = _fidelities(30)
+    data = FinetuneData({"train": SimpleNamespace(targets=high)}, {"train": None})  # type: ignore[dict-item]
+    targets, report = part_targets(data, AugmentationInputs({}, None, {}, raw_train=x), [])
+    assert targets["train"] is high and report is None
+
+
+def test_delta_measured_is_inductive_only():
+    assert check_strategy("delta-measured", "inductive") == "delta-measured"
+    with pytest.raises(ConfigError, match="inductive only"):
+        check_strategy("delta-measured", "transductive")
+    cfg = _config_from_dims("delta-measured")
+    assert cfg.extra_skip and not cfg.extra_to_head  # delta's network: skip only
+    model = init_linear_skip(
+        MolPropModel.from_config(cfg), np.ones((1, 1)), np.zeros(1), "delta-measured"
+    )
+    assert not model.skip.weight.requires_grad  # the skip's fit stays as fitted
+
+
+def _config_from_dims(strategy: str) -> ModelConfig:
+    base = ModelConfig(node_dim=8, edge_dim=4, n_tasks=1, **TINY)
+    return finetune_model_config(base, 1, 1, strategy)
