@@ -33,6 +33,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -153,6 +154,23 @@ def run_one(name: str, seed: int, work: Path) -> dict:
     return result
 
 
+def method_bars(ax, rows: list[dict], methods: Sequence[str], colors: list[str]) -> None:
+    """One bar per method: mean evaluation RMSE over the runs ``rows`` (± std where there are
+    several), each run a dot."""
+    vals = np.array([[r["methods"][m]["rmse"] for m in methods] for r in rows])
+    ax.bar(
+        range(len(methods)),
+        vals.mean(0),
+        yerr=vals.std(0) if len(rows) > 1 else None,
+        color=colors,
+        capsize=3,
+    )
+    for i, v in enumerate(vals.T):
+        ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
+    ax.set_xticks(range(len(methods)), methods, rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("RMSE on the evaluation half")
+
+
 def plot(results: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -164,19 +182,9 @@ def plot(results: list[dict], path: Path) -> None:
         rows = [r for r in results if r["model"] == name]
         if not rows:
             continue
-        vals = np.array([[r["methods"][m]["rmse"] for m in METHODS] for r in rows])
-        ax.bar(
-            range(len(METHODS)),
-            vals.mean(0),
-            yerr=vals.std(0) if len(rows) > 1 else None,
-            color=["0.6", "tab:blue", "tab:cyan", "tab:orange", "tab:green", "tab:olive"],
-            capsize=3,
-        )
-        for i, v in enumerate(vals.T):
-            ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
-        ax.set_xticks(range(len(METHODS)), METHODS, rotation=25, ha="right", fontsize=8)
+        colors = ["0.6", "tab:blue", "tab:cyan", "tab:orange", "tab:green", "tab:olive"]
+        method_bars(ax, rows, METHODS, colors)
         ax.set_title(f"{name} ({len(rows)} seeds)", fontsize=9)
-        ax.set_ylabel("RMSE on the evaluation half")
     fig.suptitle("Fine-tuning the shipped models on an unseen assay (their scaffold test split)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -47,7 +47,14 @@ import pandas as pd
 from rdkit import Chem, RDLogger
 
 from benchmarks.common import REPO, RESULTS, WORK
-from benchmarks.finetune_assay import ASSAY_COLUMN, COMMON, cli, rmse, scaffold_halves
+from benchmarks.finetune_assay import (
+    ASSAY_COLUMN,
+    COMMON,
+    cli,
+    method_bars,
+    rmse,
+    scaffold_halves,
+)
 from molprop.pretrained_recipes import DATA, PRETRAINED, RECIPES, load_data
 
 SHARED = REPO.parent / "shared" / "data"
@@ -245,15 +252,8 @@ def plot(results: list[dict], names: list[str], path: Path) -> None:
     fig, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.8), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         rows = [r for r in results if r["assay"] == name]
-        vals = np.array([[r["methods"][m]["rmse"] for m in METHODS] for r in rows])
-        colors = ["0.6", "0.8", "tab:blue", "tab:cyan", "tab:orange"]
-        ax.bar(range(len(METHODS)), vals.mean(0), yerr=vals.std(0), color=colors, capsize=3)
-        for i, v in enumerate(vals.T):
-            ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
-        ax.set_xticks(range(len(METHODS)), METHODS, rotation=25, ha="right", fontsize=8)
-        model = rows[0]["model"]
-        ax.set_title(f"{model} -> {name} ({len(rows)} seeds)", fontsize=9)
-        ax.set_ylabel("RMSE on the evaluation half")
+        method_bars(ax, rows, METHODS, ["0.6", "0.8", "tab:blue", "tab:cyan", "tab:orange"])
+        ax.set_title(f"{rows[0]['model']} -> {name} ({len(rows)} seeds)", fontsize=9)
     fig.suptitle("Fine-tuning a shipped model on a shifted assay: before (grey) / after")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
