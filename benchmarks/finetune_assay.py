@@ -94,12 +94,12 @@ def scores(model_dir: str | Path, target: str, column: str, data: pd.DataFrame) 
 
     out = Predictor.from_pretrained(model_dir).predict(data["smiles"].tolist(), interval=None)
     ok = (out["status"] == "ok").to_numpy()
-    pred, true = out[column].to_numpy()[ok], data[target].to_numpy()[ok]
-    return {
-        "rmse": rmse(pred, true),
-        "mae": float(np.mean(np.abs(pred - true))),
-        "n": int(ok.sum()),
-    }
+    return score(out[column].to_numpy()[ok], data[target].to_numpy()[ok])
+
+
+def score(pred: np.ndarray, true: np.ndarray) -> dict:
+    """RMSE, MAE and count of predictions against labels."""
+    return {"rmse": rmse(pred, true), "mae": float(np.mean(np.abs(pred - true))), "n": len(true)}
 
 
 def cli(args: list[str], log: Path) -> float:

@@ -54,6 +54,7 @@ from benchmarks.finetune_assay import (
     method_bars,
     rmse,
     scaffold_halves,
+    score,
 )
 from molprop.pretrained_recipes import DATA, PRETRAINED, RECIPES, load_data
 
@@ -134,10 +135,6 @@ def predictions(model_dir: str | Path, column: str, smiles: list[str]) -> np.nda
     if len(bad):
         raise SystemExit(f"{model_dir}: {len(bad)} rows not predicted: {bad['error'].iloc[0]}")
     return out[column].to_numpy(dtype=float)
-
-
-def score(pred: np.ndarray, true: np.ndarray) -> dict:
-    return {"rmse": rmse(pred, true), "mae": float(np.mean(np.abs(pred - true))), "n": len(true)}
 
 
 def run_one(assay: Assay, table: pd.DataFrame, seed: int, work: Path) -> dict:

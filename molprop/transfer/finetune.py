@@ -164,12 +164,17 @@ def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
             "test": train.subset(split.test),
         }
     use_measured = uses_measured(request)
-    low_cols = request.low_columns or list(pre.task.target_names)
+    low_cols = low_columns(request, pre)
     low = {k: measured_low(t, low_cols) if use_measured else None for k, t in parts.items()}
     train_low = None
     if request.strategy == "delta-measured":
         train_low = measured_low(parts["train"], low_cols)
     return FinetuneData(parts, low, train_low)
+
+
+def low_columns(request: FinetuneRequest, pre: ArtifactConfig) -> list[str]:
+    """The measured low-fidelity columns: as requested, else the pretrained model's targets."""
+    return request.low_columns or list(pre.task.target_names)
 
 
 def uses_measured(request: FinetuneRequest) -> bool:
@@ -394,8 +399,7 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
         skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
 
-    low_columns = request.low_columns or list(pre.task.target_names)
-    targets, residual = part_targets(data, inputs, low_columns)
+    targets, residual = part_targets(data, inputs, low_columns(request, pre))
 
     def dataset(part: str) -> GraphDataset:
         t = data.parts[part]
