@@ -89,18 +89,18 @@ def make_engine(url: str | None = None) -> Engine:
     )
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision (``migrations/versions``), in one
-    transaction; concurrent processes (an API and its workers starting together) wait for each
-    other (SQLite: the write lock; PostgreSQL: an advisory lock)."""
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema to the newest Alembic revision (``migrations/versions``; or to
+    ``revision``), in one transaction; concurrent processes (an API and its workers starting
+    together) wait for each other (SQLite: the write lock; PostgreSQL: an advisory lock)."""
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             connection.execute(text(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})"))
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
-    log.info("job database at revision head (%s)", engine.url.render_as_string())
+        command.upgrade(config, revision)
+    log.info("job database at revision %s (%s)", revision, engine.url.render_as_string())
 
 
 __all__ = ["DATABASE_URL_ENV", "DATA_DIR_ENV", "data_dir", "database_url", "make_engine", "migrate"]

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, and_, func, insert, or_, select, update
+from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
 
 from molprop.errors import MolpropError
 from molprop.jobstore.inputs import JobInput
@@ -77,6 +77,7 @@ class JobRecord:
     input_columns: list[str]
     attempts: int
     claim: str | None = None
+    owner: str | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> JobRecord:
@@ -97,6 +98,7 @@ class JobRecord:
             input_columns=json.loads(m["input_columns"]),
             attempts=m["attempts"],
             claim=m["claim"],
+            owner=m["owner"],
         )
 
 
@@ -113,10 +115,11 @@ def create_job(
     job_input: JobInput | None,
     options: dict[str, Any],
     payload: bytes | None = None,
+    owner: str | None = None,
 ) -> JobRecord:
     """Insert a queued job and its input chunks in one transaction. A predict job has a
     ``job_input``; a fine-tune job has its labelled table as ``payload`` (``options`` say how
-    to read it)."""
+    to read it). ``owner``: the name of the API key that submitted it (None: no keys)."""
     if kind not in KINDS:
         raise JobStoreError(f"unknown job kind {kind!r}; kinds: {list(KINDS)}")
     job_id = uuid.uuid4().hex
@@ -137,6 +140,7 @@ def create_job(
         "payload": payload,
         "created_at": utcnow(),
         "attempts": 0,
+        "owner": owner,
     }
     with engine.begin() as conn:
         conn.execute(insert(jobs).values(**values))
@@ -169,13 +173,25 @@ def get_job(engine: Engine, job_id: str) -> JobRecord | None:
     return None if row is None else JobRecord.from_row(row)
 
 
-def list_jobs(engine: Engine, limit: int = 100) -> list[JobRecord]:
-    """The newest ``limit`` jobs, newest first."""
+def list_jobs(engine: Engine, limit: int = 100, owner: str | None = None) -> list[JobRecord]:
+    """The newest ``limit`` jobs, newest first; only ``owner``'s when given (None: all)."""
+    query = select(*_RECORD_COLUMNS)
+    if owner is not None:
+        query = query.where(jobs.c.owner == owner)
     with engine.connect() as conn:
-        rows = conn.execute(
-            select(*_RECORD_COLUMNS).order_by(jobs.c.created_at.desc()).limit(limit)
-        ).all()
+        rows = conn.execute(query.order_by(jobs.c.created_at.desc()).limit(limit)).all()
     return [JobRecord.from_row(r) for r in rows]
+
+
+def count_waiting(engine: Engine) -> int:
+    """Jobs a worker could claim now: queued, or running with an expired lease (their worker
+    died)."""
+    waiting = or_(
+        jobs.c.status == QUEUED,
+        and_(jobs.c.status == RUNNING, jobs.c.lease_expires < time.time()),
+    )
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(jobs).where(waiting)).scalar() or 0
 
 
 def cancel_job(engine: Engine, job_id: str) -> JobRecord | None:
@@ -426,6 +442,18 @@ def finish_with_model(engine: Engine, job_id: str, token: str, name: str, direct
         )
 
 
+def delete_model(engine: Engine, name: str) -> str | None:
+    """Delete fine-tuned model ``name`` and its files -> the id of the job that made it (None:
+    no such model). Its extracted copies (:func:`extract_model`, under that id) are left to the
+    caller: each publication extracts to a directory of its own, so a later model of the same
+    name never reuses them."""
+    with engine.begin() as conn:
+        job_id = conn.execute(select(job_models.c.job_id).where(job_models.c.name == name)).scalar()
+        conn.execute(delete(job_model_files).where(job_model_files.c.name == name))
+        conn.execute(delete(job_models).where(job_models.c.name == name))
+    return job_id
+
+
 def model_names(engine: Engine) -> list[str]:
     """Names of the models fine-tune jobs made."""
     with engine.connect() as conn:
@@ -433,11 +461,18 @@ def model_names(engine: Engine) -> list[str]:
 
 
 def extract_model(engine: Engine, name: str, root: Path) -> Path:
-    """Write model ``name``'s files under ``root / name`` (written to a temporary directory
-    and renamed, so a reader never sees half a model) -> that directory."""
-    target = Path(root) / name
+    """Write model ``name``'s files under ``root / <id of the job that made it> / name``
+    (written to a temporary directory and renamed, so a reader never sees half a model; a model
+    deleted and made again under the same name gets a new directory) -> that directory."""
+    with engine.connect() as conn:
+        job_id = conn.execute(select(job_models.c.job_id).where(job_models.c.name == name)).scalar()
+    if job_id is None:
+        raise JobStoreError(f"no model named {name!r} in the job database")
+    root = Path(root) / job_id
+    target = root / name
     if (target / "config.json").is_file():
         return target
+    root.mkdir(parents=True, exist_ok=True)
     with engine.connect() as conn:
         rows = conn.execute(
             select(job_model_files.c.path, job_model_files.c.data).where(
@@ -476,7 +511,9 @@ __all__ = [
     "cancel_job",
     "claim_job",
     "commit_chunk",
+    "count_waiting",
     "create_job",
+    "delete_model",
     "extract_model",
     "fail_job",
     "finish_job",

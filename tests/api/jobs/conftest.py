@@ -21,23 +21,34 @@ def pg_url() -> Iterator[str]:
         yield url
 
 
+def new_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty job database on the test's backend: an SQLite file, or a new PostgreSQL
+    database on the session's server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.sqlite'}"
+    import psycopg
+
+    base = request.getfixturevalue("pg_url")
+    name = f"jobs_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return base.rsplit("/", 1)[0] + f"/{name}"
+
+
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, migrated job database: an SQLite file, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'jobs.sqlite'}"
-    else:
-        import psycopg
-
-        base = request.getfixturevalue("pg_url")
-        name = f"jobs_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f"CREATE DATABASE {name}")
-        url = base.rsplit("/", 1)[0] + f"/{name}"
+    url = new_database(request, tmp_path)
     engine = make_engine(url)
     migrate(engine)
     engine.dispose()
     yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh job database without any table (not migrated), on SQLite or PostgreSQL."""
+    return new_database(request, tmp_path)
 
 
 @pytest.fixture
