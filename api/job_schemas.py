@@ -84,6 +84,9 @@ class JobInfo(BaseModel):
     finished_at: datetime | None = None
     error: str | None = None
     new_model: str | None = Field(None, description="finetune: the name the model is served as")
+    owner: str | None = Field(
+        None, description="name of the API key that submitted the job (null: no keys)"
+    )
 
 
 class JobList(BaseModel):

@@ -8,11 +8,18 @@ of a done predict job (the columns and per-row statuses of ``molprop predict``, 
 row i); ``DELETE /v1/jobs/{id}`` cancels (a running job stops between chunks). Bad input is a
 4xx naming the problem: 404 unknown model or job, 409 results of an unfinished job or a model
 name already taken, 413 too many rows, 422 malformed bodies / missing columns / bad names.
+
+Jobs belong to the API key that submitted them (:mod:`api.keys`): a user key lists, reads and
+cancels only its own (another key's job answers 404, as an unknown id does); an admin key sees
+every job. A fine-tune job publishes a model every caller is served, so it needs an admin key
+(403 otherwise), as ``DELETE /v1/models/{name}`` (a published model; the models of the model
+directory cannot be deleted) does. Without keys (the local single-user service) all is allowed.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,7 +28,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 from pydantic import ValidationError
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -29,11 +36,18 @@ from starlette.datastructures import UploadFile
 
 from api.errors import safe_text, strict_json_loads
 from api.job_schemas import JobInfo, JobList, JobRequest, JobUpload
+from api.keys import Caller
 from api.registry import ServedModel
-from api.routes import find_model, get_models, get_settings, require_api_key
+from api.routes import (
+    CallerDep,
+    find_model,
+    get_models,
+    get_settings,
+    require_admin,
+    require_api_key,
+)
 from api.schemas import ErrorBody
 from api.settings import Settings
-from molprop.artifact.resolve import MODEL_NAME
 from molprop.errors import ConfigError, DataError
 from molprop.jobstore import JobInput, store
 from molprop.jobstore.inputs import TooManyRows
@@ -43,6 +57,12 @@ log = logging.getLogger(__name__)
 
 #: longest model name a fine-tune job may choose
 MAX_NAME_LENGTH = 100
+#: a published model's name: letters, digits, '_' and '-' (no dot, no path separator)
+NEW_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+#: names Windows reserves for devices (a directory named so cannot be made or read there)
+RESERVED_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{d}{i}" for d in ("com", "lpt") for i in range(10)]
+)
 _UPLOAD_SUFFIXES = (".csv", ".tsv", ".smi", ".txt")
 
 jobs_router = APIRouter(
@@ -76,6 +96,7 @@ def job_info(job: JobRecord) -> JobInfo:
         finished_at=job.finished_at,
         error=job.error,
         new_model=job.options.get("name") if job.kind == "finetune" else None,
+        owner=job.owner,
     )
 
 
@@ -126,7 +147,11 @@ def _validate(schema: type, data: Any):
 
 
 async def _json_job(
-    request: Request, engine: Engine, settings: Settings, models: dict[str, ServedModel]
+    request: Request,
+    engine: Engine,
+    settings: Settings,
+    models: dict[str, ServedModel],
+    caller: Caller,
 ) -> JobRecord:
     try:
         data = strict_json_loads(await request.body())
@@ -142,7 +167,13 @@ async def _json_job(
     except DataError as exc:
         raise _input_error(exc) from None
     return await run_in_threadpool(
-        store.create_job, engine, "predict", model.name, job_input, {"interval": level}
+        store.create_job,
+        engine,
+        "predict",
+        model.name,
+        job_input,
+        {"interval": level},
+        owner=caller.owner,
     )
 
 
@@ -159,20 +190,26 @@ def _save_upload(upload: UploadFile, folder: Path) -> Path:
 
 
 def _check_new_name(name: str | None, engine: Engine, models: dict[str, ServedModel]) -> str:
+    """The name a fine-tune job publishes its model as: 422 unless letters, digits, '_' and
+    '-' (no dot, no path separator) and not a name Windows reserves (``CON``, ``NUL``, ...);
+    409 when a model of that name, or of a name differing only by case, exists or is being
+    made (on a case-insensitive file system the two would be one directory)."""
     if not name:
         raise _unprocessable("a fine-tune job needs the new model's name (field 'name')")
-    if len(name) > MAX_NAME_LENGTH or not MODEL_NAME.fullmatch(name):
+    if len(name) > MAX_NAME_LENGTH or not NEW_MODEL_NAME.fullmatch(name):
         raise _unprocessable(
-            f"model name {safe_text(name)[:120]!r} is not allowed: use letters, digits, '_', "
-            f"'.' and '-', starting with a letter or digit, at most {MAX_NAME_LENGTH} characters"
+            f"model name {safe_text(name)[:120]!r} is not allowed: use letters, digits, '_' "
+            f"and '-' (no '.', no path separator), starting with a letter or digit, at most "
+            f"{MAX_NAME_LENGTH} characters"
         )
-    if (
-        name in models
-        or name in store.model_names(engine)
-        or name in store.pending_model_names(engine)
-    ):
+    if name.casefold() in RESERVED_NAMES:
+        raise _unprocessable(f"model name {name!r} is reserved (a device name on Windows)")
+    taken = [*models, *store.model_names(engine), *store.pending_model_names(engine)]
+    clash = next((other for other in taken if other.casefold() == name.casefold()), None)
+    if clash is not None:
+        which = repr(name) if clash == name else f"{clash!r} (differing only by case)"
         raise HTTPException(
-            status.HTTP_409_CONFLICT, f"a model named {name!r} exists or is being made"
+            status.HTTP_409_CONFLICT, f"a model named {which} exists or is being made"
         )
     return name
 
@@ -183,9 +220,12 @@ def _form_job(
     engine: Engine,
     settings: Settings,
     models: dict[str, ServedModel],
+    caller: Caller,
 ) -> JobRecord:
     """The multipart form's job (runs in a thread: reads and chunks the upload)."""
     fields: JobUpload = _validate(JobUpload, {**form, "file": b""})
+    if fields.kind == "finetune":
+        require_admin(caller, "publishing a model (a fine-tune job)")
     model = find_model(fields.model, models)
     with tempfile.TemporaryDirectory(prefix="molprop-upload-") as tmp:
         path = _save_upload(upload, Path(tmp))
@@ -204,7 +244,9 @@ def _form_job(
             except DataError as exc:
                 raise _input_error(exc, path, upload.filename or "") from None
             options = {"interval": level, "id_column": fields.id_column}
-            return store.create_job(engine, "predict", model.name, job_input, options)
+            return store.create_job(
+                engine, "predict", model.name, job_input, options, owner=caller.owner
+            )
         name = _check_new_name(fields.name, engine, models)
         if not fields.target_column:
             raise _unprocessable("a fine-tune job needs the label column (field 'target_column')")
@@ -227,7 +269,9 @@ def _form_job(
             "unit": fields.unit,
             "rows": table.rows_total,
         }
-        return store.create_job(engine, "finetune", model.name, None, options, path.read_bytes())
+        return store.create_job(
+            engine, "finetune", model.name, None, options, path.read_bytes(), owner=caller.owner
+        )
 
 
 _REQUEST_BODY = {
@@ -259,6 +303,7 @@ async def submit_job(
     settings: Annotated[Settings, Depends(get_settings)],
     models: Annotated[dict[str, ServedModel], Depends(get_models)],
     engine: Annotated[Engine, Depends(get_engine)],
+    caller: CallerDep,
 ) -> JobInfo:
     """Queue a job; 202 with its state. JSON (``application/json``, :class:`JobRequest`):
     ``model``, ``smiles``, optional ``ids`` (one per SMILES) and ``interval``. Multipart
@@ -266,7 +311,7 @@ async def submit_job(
     ``kind=finetune`` a labelled CSV, a served base ``model`` and the new model's ``name``."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type == "application/json":
-        job = await _json_job(request, engine, settings, models)
+        job = await _json_job(request, engine, settings, models, caller)
     elif content_type == "multipart/form-data":
         try:
             form = await request.form(max_files=1, max_fields=20)
@@ -276,7 +321,7 @@ async def submit_job(
         if not isinstance(upload, UploadFile):
             raise _unprocessable("the form has no file upload (field 'file')")
         fields = {k: v for k, v in form.items() if k != "file" and isinstance(v, str) and v != ""}
-        job = await run_in_threadpool(_form_job, fields, upload, engine, settings, models)
+        job = await run_in_threadpool(_form_job, fields, upload, engine, settings, models, caller)
     else:
         raise HTTPException(
             status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
@@ -286,9 +331,10 @@ async def submit_job(
     return job_info(job)
 
 
-def _job(engine: Engine, job_id: str) -> JobRecord:
+def _job(engine: Engine, job_id: str, caller: Caller) -> JobRecord:
+    """The job ``caller`` may see; 404 for another key's job as for an unknown id."""
     job = store.get_job(engine, job_id)
-    if job is None:
+    if job is None or not caller.sees(job.owner):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no job with id {safe_text(job_id)!r}")
     return job
 
@@ -297,15 +343,19 @@ JobId = Annotated[str, PathParam(max_length=64, description="the id POST /v1/job
 
 
 @jobs_router.get("/jobs", response_model=JobList)
-def list_jobs(engine: Annotated[Engine, Depends(get_engine)]) -> JobList:
-    """The newest 100 jobs, newest first."""
-    return JobList(jobs=[job_info(j) for j in store.list_jobs(engine)])
+def list_jobs(engine: Annotated[Engine, Depends(get_engine)], caller: CallerDep) -> JobList:
+    """The newest 100 jobs the caller may see (a user key: its own; an admin key: all),
+    newest first."""
+    owner = None if caller.is_admin else caller.owner
+    return JobList(jobs=[job_info(j) for j in store.list_jobs(engine, owner=owner)])
 
 
 @jobs_router.get("/jobs/{job_id}", response_model=JobInfo, responses={404: {"model": ErrorBody}})
-def get_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) -> JobInfo:
+def get_job(
+    job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], caller: CallerDep
+) -> JobInfo:
     """A job's status and progress (``rows_done`` of ``rows_total``)."""
-    return job_info(_job(engine, job_id))
+    return job_info(_job(engine, job_id, caller))
 
 
 @jobs_router.get(
@@ -317,11 +367,11 @@ def get_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) -> Jo
         409: {"model": ErrorBody, "description": "the job is not done (or is a fine-tune job)"},
     },
 )
-def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]):
+def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], caller: CallerDep):
     """The result CSV of a done predict job, streamed: the input columns (``id`` first for a
     JSON job with ids), then the predictions, ``status`` and ``error`` of each row, as
     ``molprop predict`` writes them; row i is input row i."""
-    job = _job(engine, job_id)
+    job = _job(engine, job_id, caller)
     if job.kind != "predict":
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -346,10 +396,12 @@ def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]):
     response_model=JobInfo,
     responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}},
 )
-def cancel_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) -> JobInfo:
+def cancel_job(
+    job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], caller: CallerDep
+) -> JobInfo:
     """Cancel a queued or running job (a running job stops before its next chunk); 409 for a
     job that has already ended."""
-    job = _job(engine, job_id)
+    job = _job(engine, job_id, caller)
     if job.status in FINAL_STATUSES:
         raise HTTPException(
             status.HTTP_409_CONFLICT, f"job {job.id} has already ended ({job.status})"
@@ -357,3 +409,43 @@ def cancel_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) ->
     cancelled = store.cancel_job(engine, job.id)
     assert cancelled is not None
     return job_info(cancelled)
+
+
+@jobs_router.delete(
+    "/models/{name}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    tags=["models"],
+    responses={
+        403: {"model": ErrorBody, "description": "not an admin key"},
+        404: {"model": ErrorBody, "description": "no such model"},
+        409: {"model": ErrorBody, "description": "a model of the model directory"},
+    },
+)
+def delete_model(
+    name: Annotated[str, PathParam(max_length=200)],
+    caller: CallerDep,
+    settings: Annotated[Settings, Depends(get_settings)],
+    models: Annotated[dict[str, ServedModel], Depends(get_models)],
+    engine: Annotated[Engine, Depends(get_engine)],
+) -> Response:
+    """Delete a published model (one a fine-tune job made; admin keys only): it is no longer
+    served, and its name is free again. The models of the model directory (the shipped ones,
+    ``MOLPROP_MODEL_DIR``) cannot be deleted (409). Jobs still queued on the model fail when
+    a worker takes them (the model is gone)."""
+    require_admin(caller, "deleting a model")
+    if name not in store.model_names(engine):
+        if name in models and not models[name].published:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"model {name!r} is one of the model directory's (shipped) models, not a "
+                "published one: it cannot be deleted through the API",
+            )
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"no published model named {safe_text(name)!r}"
+        )
+    job_id = store.delete_model(engine, name)
+    models.pop(name, None)
+    if job_id is not None:  # this process's extracted copy (workers extract their own)
+        shutil.rmtree(settings.data_dir / "models" / job_id, ignore_errors=True)
+    log.info("model %s deleted (by %s)", name, caller.name or "the local user")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

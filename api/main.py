@@ -11,9 +11,6 @@ settings (e.g. ``MOLPROP_API_KEY`` set but empty) stop the process at start-up w
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -33,6 +30,7 @@ from api.routes import health_router, v1
 from api.scheduler import Lane
 from api.settings import Settings
 from api.web import web_router
+from api.workers import WorkerSupervisor
 from molprop.jobstore import make_engine, migrate
 
 log = logging.getLogger(__name__)
@@ -60,11 +58,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.models = models
         if not app.state.models:
             log.error("no model loaded from %s", settings.model_dir)
-        workers = start_workers(settings)
+        workers = WorkerSupervisor(settings)
+        workers.start()
+        app.state.workers = workers
         try:
             yield
         finally:
-            stop_workers(workers)
+            workers.stop()
             for lane in app.state.lanes.values():
                 lane.shutdown()
             app.state.models = None
@@ -123,36 +123,6 @@ def model_refresher(
             lock.release()
 
     return refresh
-
-
-def start_workers(settings: Settings) -> list[subprocess.Popen]:
-    """``MOLPROP_JOB_WORKERS`` ``molprop worker`` processes on the service's job database and
-    models; each exits when this process is gone (``--parent-pid``). Processes, not threads:
-    fine-tune jobs train, and the service never imports training code."""
-    env = {
-        **os.environ,
-        "MOLPROP_DATABASE_URL": settings.job_database_url,
-        "MOLPROP_DATA_DIR": str(settings.data_dir),
-        "MOLPROP_MODEL_DIR": str(settings.model_dir),
-    }
-    command = [sys.executable, "-m", "molprop.cli.main", "worker", "--parent-pid", str(os.getpid())]
-    command += ["--lease", str(settings.job_lease_s)]
-    workers = [subprocess.Popen(command, env=env) for _ in range(settings.job_workers)]
-    for proc in workers:
-        log.info("started job worker %d", proc.pid)
-    return workers
-
-
-def stop_workers(workers: list[subprocess.Popen], timeout: float = 30.0) -> None:
-    """SIGTERM (a worker puts its job back in the queue), then SIGKILL after ``timeout``."""
-    for proc in workers:
-        proc.terminate()
-    for proc in workers:
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def create_app_from_environment() -> FastAPI:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ class ServedModel:
     version: str
     test_metrics: dict[str, float]
     card: str
+    #: made by a fine-tune job and stored in the job database (not in the model directory)
+    published: bool = False
 
     @property
     def n_members(self) -> int:
@@ -93,13 +96,20 @@ def add_job_models(
 ) -> list[str]:
     """Load the models fine-tune jobs stored in the job database that ``models`` lacks
     (extracted under ``root``) -> the names added; one that fails to load is logged once and
-    remembered in ``broken``."""
+    remembered in ``broken``. Published models no longer in the database (deleted through
+    another process) are dropped from ``models``."""
+    stored = store.model_names(engine)
+    for name in [n for n, m in models.items() if m.published and n not in stored]:
+        models.pop(name, None)
+        log.info("no longer serving the deleted model %s", name)
+    broken.intersection_update(stored)
     added = []
-    for name in store.model_names(engine):
+    for name in stored:
         if name in models or name in broken:
             continue
         try:
-            models[name] = load_model(store.extract_model(engine, name, root))
+            model = load_model(store.extract_model(engine, name, root))
+            models[name] = dataclasses.replace(model, published=True)
         except Exception:
             log.exception("could not load the fine-tuned model %s", name)
             broken.add(name)

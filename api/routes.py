@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from typing import Annotated
 
@@ -14,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.budget import predictor_costs
 from api.errors import StrictJSONRoute, safe_text
+from api.keys import Caller, authenticate
 from api.registry import ServedModel
 from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.schemas import (
@@ -25,12 +25,14 @@ from api.schemas import (
     PredictionResult,
     PredictRequest,
     PredictResponse,
+    WorkerHealth,
 )
 from api.settings import Settings
 from molprop.artifact.augment import parse_low_rows
 from molprop.artifact.calibration import NOT_CALIBRATED
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.inference import RowPrediction
+from molprop.jobstore import store as job_store
 
 log = logging.getLogger(__name__)
 
@@ -66,17 +68,28 @@ def get_models(request: Request) -> dict[str, ServedModel]:
 def require_api_key(
     settings: Annotated[Settings, Depends(get_settings)],
     key: Annotated[str | None, Depends(_api_key_header)],
-) -> None:
-    """401 unless ``MOLPROP_API_KEY`` is unset or the ``X-API-Key`` header matches it."""
-    expected = settings.api_key
-    if expected is None:
-        return
-    given = (key or "").encode("utf-8", "surrogatepass")
-    if not secrets.compare_digest(given, expected.get_secret_value().encode("utf-8")):
+) -> Caller:
+    """Who calls (:mod:`api.keys`): 401 unless no key is configured (the local single-user
+    service) or the ``X-API-Key`` header is one of the configured keys."""
+    caller = authenticate(settings.keys, key)
+    if caller is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "missing or invalid X-API-Key header",
             headers={"WWW-Authenticate": "APIKey"},
+        )
+    return caller
+
+
+#: the caller of a request (FastAPI runs ``require_api_key`` once per request)
+CallerDep = Annotated[Caller, Depends(require_api_key)]
+
+
+def require_admin(caller: CallerDep, action: str) -> None:
+    """403 unless ``caller`` has an admin key (or no key is configured)."""
+    if not caller.is_admin:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, f"{action} needs an admin API key (this key is a user key)"
         )
 
 
@@ -127,12 +140,45 @@ v1 = APIRouter(
 )
 
 
-@health_router.get("/health", response_model=Health, responses={503: {"model": ErrorBody}})
-def health(models: Annotated[dict[str, ServedModel], Depends(get_models)]) -> Health:
-    """200 once the models are loaded (503 before, or if none could be loaded)."""
+@health_router.get(
+    "/health",
+    response_model=Health,
+    response_model_exclude_none=True,
+    responses={503: {"model": ErrorBody}},
+)
+def health(
+    request: Request, models: Annotated[dict[str, ServedModel], Depends(get_models)]
+) -> Health:
+    """200 once the models are loaded (503 before, or if none could be loaded), with the state
+    of the job workers the service runs. ``status`` is ``degraded`` (still 200: predictions
+    work) when none of them is alive while jobs wait; they are being restarted (see
+    :mod:`api.workers`)."""
     if not models:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "no model could be loaded")
-    return Health(status="ok", models=sorted(models))
+    supervisor = getattr(request.app.state, "workers", None)
+    state = None if supervisor is None else supervisor.state()
+    if state is None or not state.configured:
+        return Health(status="ok", models=sorted(models))
+    workers = WorkerHealth(configured=state.configured, alive=state.alive, restarts=state.restarts)
+    if state.alive:
+        return Health(status="ok", models=sorted(models), workers=workers)
+    try:
+        waiting = job_store.count_waiting(request.app.state.engine)
+    except Exception:
+        log.exception("could not count the waiting jobs")
+        return Health(
+            status="degraded",
+            models=sorted(models),
+            workers=workers,
+            detail="no job worker is alive (restarting); the job database did not answer",
+        )
+    return Health(
+        status="degraded" if waiting else "ok",
+        models=sorted(models),
+        workers=workers,
+        jobs_waiting=waiting,
+        detail=f"no job worker is alive (restarting); {waiting or 'no'} job(s) waiting",
+    )
 
 
 @v1.get("/models", response_model=list[ModelSummary])

@@ -98,9 +98,25 @@ class ModelCard(ModelSummary):
     card: str = Field("", description="card.md (markdown)")
 
 
+class WorkerHealth(BaseModel):
+    """The ``molprop worker`` processes this service supervises (``MOLPROP_JOB_WORKERS``)."""
+
+    configured: int = Field(description="workers the service runs (0: jobs run elsewhere)")
+    alive: int = Field(description="of those, running now (a dead one is restarted)")
+    restarts: int = Field(description="restarts of dead workers since the service started")
+
+
 class Health(BaseModel):
-    status: Literal["ok"]
+    status: Literal["ok", "degraded"] = Field(
+        description="degraded: none of the service's job workers is alive while jobs wait "
+        "(predictions still work; the answer is still 200)"
+    )
     models: list[str]
+    workers: WorkerHealth | None = None
+    jobs_waiting: int | None = Field(
+        None, description="claimable jobs, counted only when no worker of the service is alive"
+    )
+    detail: str | None = None
 
 
 class ErrorBody(BaseModel):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from api.keys import SINGLE_KEY_NAME, ApiKey, check_unique, key_digest, parse_keys
 from molprop.artifact.resolve import MODEL_DIR_ENV, shipped_models_dir
 from molprop.jobstore.db import data_dir, database_url
 
@@ -26,7 +27,16 @@ class Settings(BaseSettings):
       ``molprop.artifact.resolve``).
     - ``MOLPROP_API_KEY`` [unset]: if set, ``/v1/*`` need a matching ``X-API-Key`` header. Set
       but empty, whitespace-only, or with leading/trailing whitespace (which no HTTP header can
-      carry): the service refuses to start; unset the variable to serve without a key.
+      carry): the service refuses to start; unset the variable to serve without a key. It is
+      one admin key named ``admin`` (see ``api.keys``).
+    - ``MOLPROP_API_KEYS_FILE`` [unset]: a file of named keys with roles, one ``name:role:key``
+      per line (role ``user`` or ``admin``; ``#`` comments) or a JSON list of
+      ``{"name", "role", "key"}`` (``api.keys``). A user key sees only its own jobs;
+      publishing and deleting models needs an admin key.
+    - ``MOLPROP_API_KEYS`` [unset]: more such keys, ``name:role:key`` entries separated by
+      commas or newlines (or the JSON list). No key at all (none of the three set): the local
+      single-user service, everything allowed. A malformed entry, a missing file, two keys with
+      one name or one key under two names: the service refuses to start.
     - ``MOLPROP_MAX_BATCH`` [1000]: most SMILES per request (more: 413).
     - ``MOLPROP_MAX_EXPLAIN_BATCH`` [16]: most SMILES per ``/v1/explain`` request (more: 413;
       an explanation costs ~50x a prediction, see ``api.explain``).
@@ -63,6 +73,8 @@ class Settings(BaseSettings):
       itself (0: none; run ``molprop worker`` yourself, on any machine sharing the database).
     - ``MOLPROP_JOB_LEASE_S`` [30]: lease of those workers (a killed worker's job is taken over
       this long after its last heartbeat).
+    - ``MOLPROP_JOB_WORKER_BACKOFF_S`` [1]: wait before restarting a worker that died; doubled
+      on each death within a minute of its start, up to 60 s (``api.workers``).
     """
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, protected_namespaces=())
@@ -77,6 +89,12 @@ class Settings(BaseSettings):
     )
     api_key: SecretStr | None = Field(
         None, description="if set, /v1/* require a matching X-API-Key"
+    )
+    api_keys: SecretStr | None = Field(
+        None, description="named keys with roles: name:role:key entries (or a JSON list)"
+    )
+    api_keys_file: Path | None = Field(
+        None, description="a file of name:role:key lines (or a JSON list)"
     )
     max_body_bytes: int = Field(2_000_000, ge=1024, description="request bodies above this: 413")
     max_smiles_length: int = Field(
@@ -113,6 +131,37 @@ class Settings(BaseSettings):
     job_chunk_rows: int = Field(4096, ge=1, description="rows predicted and committed at a time")
     job_workers: int = Field(1, ge=0, description="molprop worker processes started with the API")
     job_lease_s: float = Field(30.0, gt=0, description="lease of those workers, seconds")
+    job_worker_backoff_s: float = Field(
+        1.0, gt=0, le=60, description="first wait before restarting a dead worker (doubles)"
+    )
+
+    _keys: tuple[ApiKey, ...] = PrivateAttr(())
+
+    @property
+    def keys(self) -> tuple[ApiKey, ...]:
+        """Every configured API key (empty: the local single-user service)."""
+        return self._keys
+
+    @model_validator(mode="after")
+    def _read_keys(self) -> Settings:
+        keys: list[ApiKey] = []
+        if self.api_key is not None:
+            keys.append(
+                ApiKey(SINGLE_KEY_NAME, "admin", key_digest(self.api_key.get_secret_value()))
+            )
+        if self.api_keys_file is not None:
+            try:
+                text = self.api_keys_file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(
+                    f"MOLPROP_API_KEYS_FILE {str(self.api_keys_file)!r} cannot be read: "
+                    f"{type(exc).__name__}"
+                ) from None
+            keys += parse_keys(text, "MOLPROP_API_KEYS_FILE")
+        if self.api_keys is not None:
+            keys += parse_keys(self.api_keys.get_secret_value(), "MOLPROP_API_KEYS")
+        self._keys = tuple(check_unique(keys))
+        return self
 
     @property
     def job_database_url(self) -> str:

@@ -67,6 +67,10 @@ class WebSettings(BaseSettings):
     poll_ms: int = Field(500, ge=50, description="job progress polling interval (ms)")
 
 
+def _page_order(model: ServedModel) -> tuple[bool, str]:
+    return model.published, model.name
+
+
 def card_html(markdown: str) -> Markup:
     """A model card (markdown) as HTML; HTML inside the card is shown as text."""
     return Markup(_MARKDOWN.render(markdown))
@@ -85,13 +89,15 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page(request: Request, settings: Annotated[Settings, Depends(get_settings)]) -> Response:
         models: dict[str, ServedModel] | None = getattr(request.app.state, "models", None)
-        served = [] if models is None else [models[name] for name in sorted(models)]
+        # the model directory's models first: the first is the form's default, which a
+        # published (fine-tuned) model never becomes while there is another
+        served = [] if models is None else sorted(models.values(), key=_page_order)
         config = {
             "models": [summary(m) for m in served],
             "jobRows": min(web.job_rows, settings.max_batch),
             "tableRows": web.table_rows,
             "pollMs": web.poll_ms,
-            "needsKey": settings.api_key is not None,
+            "needsKey": bool(settings.keys),
         }
         response = TEMPLATES.TemplateResponse(
             request,

@@ -96,9 +96,13 @@ class Worker:
         return resolve_model(name)
 
     def predictor(self, name: str) -> Predictor:
-        if name not in self._predictors:
-            self._predictors[name] = Predictor.from_pretrained(self.model_dir(name))
-        return self._predictors[name]
+        """The loaded model ``name``, cached by its directory (a model deleted and published
+        again under the same name has a new one, so the old predictor is not reused)."""
+        directory = self.model_dir(name)
+        key = str(directory.resolve())
+        if key not in self._predictors:
+            self._predictors[key] = Predictor.from_pretrained(directory)
+        return self._predictors[key]
 
     def run_job(self, job: JobRecord) -> None:
         """Run one claimed job to its end: done, failed (with the reason), lost (cancelled or

@@ -171,14 +171,14 @@ def test_finetune_job_makes_a_served_model(jobs_client, db_url, model_dir, tmp_p
     form = {
         "kind": "finetune",
         "model": "solubility",
-        "name": "my_assay.v1",
+        "name": "my_assay-v1",
         "target_column": "my assay",
         "epochs": "2",
     }
     r = jobs_client.post("/v1/jobs", files={"file": ("assay.csv", csv.encode())}, data=form)
     assert r.status_code == 202, r.text
     job = r.json()
-    assert (job["kind"], job["new_model"]) == ("finetune", "my_assay.v1")
+    assert (job["kind"], job["new_model"]) == ("finetune", "my_assay-v1")
     again = jobs_client.post("/v1/jobs", files={"file": ("assay.csv", csv.encode())}, data=form)
     assert again.status_code == 409  # the name is taken by a pending job
     assert run_worker(db_url, model_dir, tmp_path) == 1
@@ -187,16 +187,16 @@ def test_finetune_job_makes_a_served_model(jobs_client, db_url, model_dir, tmp_p
     assert jobs_client.get(f"/v1/jobs/{job['id']}/results").status_code == 409
 
     def listed():
-        return "my_assay.v1" in [m["name"] for m in jobs_client.get("/v1/models").json()]
+        return "my_assay-v1" in [m["name"] for m in jobs_client.get("/v1/models").json()]
 
     wait_for(listed, 30, "the service to serve the fine-tuned model", step=0.5)
     r = jobs_client.post(
-        "/v1/predict", json={"model": "my_assay.v1", "smiles": ["CCO", "c1ccccc1O", "C1CC"]}
+        "/v1/predict", json={"model": "my_assay-v1", "smiles": ["CCO", "c1ccccc1O", "C1CC"]}
     )
     assert r.status_code == 200, r.text
     assert [x["status"] for x in r.json()["results"]] == ["ok", "ok", "invalid_input"]
     # and a worker predicts with it too
-    job_id = submit_named(jobs_client, "my_assay.v1", ["CCO", "c1ccccc1O"])
+    job_id = submit_named(jobs_client, "my_assay-v1", ["CCO", "c1ccccc1O"])
     run_worker(db_url, model_dir, tmp_path)
     assert jobs_client.get(f"/v1/jobs/{job_id}").json()["status"] == "done"
 
