@@ -186,7 +186,10 @@ def _form_job(
 ) -> JobRecord:
     """The multipart form's job (runs in a thread: reads and chunks the upload)."""
     fields: JobUpload = _validate(JobUpload, {**form, "file": b""})
-    model = find_model(fields.model, models)
+    try:
+        model = find_model(fields.model_name(models), models)
+    except ValueError as exc:
+        raise _unprocessable(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="molprop-upload-") as tmp:
         path = _save_upload(upload, Path(tmp))
         if fields.kind == "predict":
