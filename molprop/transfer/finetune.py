@@ -377,11 +377,11 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     if request.mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {request.mode!r}")
     check_strategy(request.strategy, request.mode)
+    pre_dir = resolve_base_model(request.pretrained)
     out = Path(request.out)
     writes = is_global_zero()
     if writes:
         out.mkdir(parents=True, exist_ok=True)
-    pre_dir = resolve_base_model(request.pretrained)
     pre = load_config(pre_dir)
     data = load_parts(request, pre)
     task = make_task(  # the high-fidelity target's own scaler
