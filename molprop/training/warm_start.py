@@ -96,7 +96,9 @@ class InitSource:
         own = self.config.model
         bad = model_conflicts(own, overrides)
         if bad:
-            given = ", ".join(f"{k}={overrides[k]!r} (init: {getattr(own, k, None)!r})" for k in bad)
+            given = ", ".join(
+                f"{k}={overrides[k]!r} (init: {getattr(own, k, None)!r})" for k in bad
+            )
             raise ConfigError(
                 f"model settings conflict with the init artifact {self.directory}: {given}; "
                 "the architecture comes from the init artifact: drop them"
