@@ -315,6 +315,8 @@ class Predictor:
     @property
     def embedding_dim(self) -> int:
         """Width of :meth:`embed`'s vectors (the readout output of member 0)."""
+        if self.backend != "torch":
+            raise ConfigError("embed needs the torch backend, not " + self.backend)
         return int(self.members[0].embedding_dim)
 
     def embed_graphs(
@@ -326,8 +328,6 @@ class Predictor:
     ) -> pd.DataFrame:
         """Embeddings of already-featurised rows (an Exception marks a failed row): columns
         ``emb_0`` .. ``emb_{d-1}``, ``status``, ``error``; row i is item i. See :meth:`embed`."""
-        if self.backend != "torch":
-            raise ConfigError("embed needs the torch backend, not " + self.backend)
         n, dim = len(items), self.embedding_dim
         values = np.full((n, dim), np.nan)
         status = np.full(n, STATUS_OK, dtype=object)
