@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from molprop.artifact.resolve import FOUNDATION_MODEL
 
 JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
 JobKind = Literal["predict", "finetune"]
@@ -49,13 +52,19 @@ class JobUpload(BaseModel):
     ``file`` is a CSV / TSV / SMI table (optionally gzipped) whose ``smiles_column`` holds the
     SMILES; every column comes back in the result CSV (``id_column``, if named, must exist).
     ``kind=finetune``: ``file`` is a labelled CSV (``smiles_column``, ``target_column``),
-    ``model`` a served base model, ``name`` the new model's name (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``,
-    at most 100 characters, not taken); when the job is done the service serves it."""
+    ``model`` a served base model (default: ``foundation`` when it is served), ``name`` the new
+    model's name (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``, at most 100 characters, not taken); when
+    the job is done the service serves it."""
 
     model_config = ConfigDict(protected_namespaces=())
 
     file: bytes = Field(..., json_schema_extra={"format": "binary"})
-    model: str = Field(..., examples=["solubility"])
+    model: str | None = Field(
+        None,
+        examples=["solubility"],
+        description="the model predicting; finetune: the base model (default: foundation, "
+        "when served)",
+    )
     kind: JobKind = "predict"
     smiles_column: str = "smiles"
     id_column: str | None = None
@@ -65,6 +74,20 @@ class JobUpload(BaseModel):
     task_type: Literal["regression", "classification"] = "regression"
     epochs: int = Field(30, ge=1, le=500, description="finetune: most training epochs")
     unit: str | None = Field(None, description="finetune: unit of the label")
+
+    def model_name(self, served: Collection[str]) -> str:
+        """``model``, or for a fine-tune job without one the foundation model when it is
+        ``served``; else ValueError with the reason (the service answers 422)."""
+        if self.model:
+            return self.model
+        if self.kind == "finetune" and FOUNDATION_MODEL in served:
+            return FOUNDATION_MODEL
+        if self.kind == "finetune":
+            raise ValueError(
+                f"a fine-tune job needs a base model (field 'model'): no {FOUNDATION_MODEL!r} "
+                "model is served to start from"
+            )
+        raise ValueError("a predict job needs the model (field 'model')")
 
 
 class JobInfo(BaseModel):

@@ -226,7 +226,10 @@ def _form_job(
     fields: JobUpload = _validate(JobUpload, {**form, "file": b""})
     if fields.kind == "finetune":
         require_admin(caller, "publishing a model (a fine-tune job)")
-    model = find_model(fields.model, models)
+    try:
+        model = find_model(fields.model_name(models), models)
+    except ValueError as exc:
+        raise _unprocessable(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="molprop-upload-") as tmp:
         path = _save_upload(upload, Path(tmp))
         if fields.kind == "predict":

@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from api.embed import embed_router
 from api.errors import validation_error
 from api.explain import explain_router
 from api.jobs import jobs_router
@@ -88,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health_router)
     app.include_router(v1)
     app.include_router(explain_router)
+    app.include_router(embed_router)
     app.include_router(jobs_router)
     app.include_router(web_router())
     app.add_exception_handler(RequestValidationError, validation_error)

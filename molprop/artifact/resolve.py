@@ -18,6 +18,10 @@ from molprop.errors import ArtifactError
 MODEL_DIR_ENV = "MOLPROP_MODEL_DIR"
 CONFIG_NAME = "config.json"
 
+#: The model fine-tuning starts from when none is named (``molprop finetune`` without
+#: ``--from``, the service's fine-tune jobs without ``model``), when one of that name exists.
+FOUNDATION_MODEL = "foundation"
+
 #: A model *name* (looked up only in the model directories); any other string is a path.
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -84,3 +88,23 @@ def resolve_model(name_or_path: str | Path) -> Path:
         f"no model artifact at {str(path)!r} (no {CONFIG_NAME} there); "
         f"model names (no path separators) are: {available_models()}"
     )
+
+
+def has_foundation_model() -> bool:
+    """True when a model named :data:`FOUNDATION_MODEL` is in :func:`model_dirs`."""
+    return any((base / FOUNDATION_MODEL / CONFIG_NAME).is_file() for base in model_dirs())
+
+
+def resolve_base_model(name_or_path: str | Path | None) -> Path:
+    """The artifact fine-tuning starts from: ``name_or_path`` (see :func:`resolve_model`), or
+    when None the foundation model (:data:`FOUNDATION_MODEL`); without one, an
+    :class:`ArtifactError` that says so."""
+    if name_or_path is not None:
+        return resolve_model(name_or_path)
+    if not has_foundation_model():
+        raise ArtifactError(
+            f"no starting model given and no foundation model: there is no model named "
+            f"{FOUNDATION_MODEL!r} in {[str(d) for d in model_dirs()]}; name one to start from "
+            f"(molprop finetune --from NAME_OR_DIR; models: {available_models()})"
+        )
+    return resolve_model(FOUNDATION_MODEL)

@@ -19,8 +19,9 @@ def add_parser(sub, name: str) -> None:
     p.add_argument(
         "--from",
         dest="pretrained",
-        required=True,
-        help="pretrained artifact directory or shipped model name",
+        default=None,
+        help="pretrained artifact directory or model name (default: the model named "
+        "'foundation' in $MOLPROP_MODEL_DIR or the shipped models; an error if there is none)",
     )
     add_data_args(p)
     add_split_args(p)
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from molprop.errors import ConfigError
     from molprop.transfer.finetune import FinetuneRequest, run_finetune
 
-    if args.featurizer != "2d" or args.featurizer_params != "{}":
+    if args.featurizer not in (None, "2d") or args.featurizer_params not in (None, "{}"):
         raise ConfigError("finetune uses the pretrained model's featurizer; drop --featurizer")
     cfg = train_config(args)
     if "strategy" in cfg.__dataclass_fields__:

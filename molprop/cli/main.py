@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "evaluate": "molprop.cli.evaluate",
     "calibrate": "molprop.cli.calibrate",
     "explain": "molprop.cli.explain",
+    "embed": "molprop.cli.embed",
     "worker": "molprop.cli.worker",
     "export": "molprop.cli.export",
     "hpopt": "molprop.cli.hpopt",

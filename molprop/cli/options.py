@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,9 @@ def add_data_args(p: argparse.ArgumentParser, targets_required: bool = True) -> 
         default="skip",
         help="invalid rows: report and skip (default) or stop",
     )
-    g.add_argument("--featurizer", default="2d", help="2d (RDKit graph, default) or 3d")
-    g.add_argument("--featurizer-params", default="{}", help="JSON dict of featurizer options")
+    # None = not given (the default, "2d" / "{}"): train --init tells it from an explicit flag
+    g.add_argument("--featurizer", default=None, help="2d (RDKit graph, default) or 3d")
+    g.add_argument("--featurizer-params", default=None, help="JSON dict of featurizer options")
     g.add_argument(
         "--per-atom",
         action="store_true",
@@ -76,14 +78,20 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--preset",
         type=preset_arg,
-        default="default",
+        default=None,
         help="named starting point: default (= small since issue 17: hidden 64, 4 heads, "
         "'MSMSP S', batch 64, lr 5e-4; the shipped models' size), wide (the earlier default: "
         "hidden 128, 8 heads, 'MSMSMP S', lr 1e-4; ~3.5x the CPU time per epoch), or a preset "
         "JSON file (molprop hpopt writes one); explicit flags override its values",
     )
-    g.add_argument("--model", choices=list(TOKEN_KINDS), default=_M["token_kind"].default)
-    # preset-able settings default to None: filled from the preset, else the dataclass default
+    # every model flag defaults to None (not given): filled from the preset, else the dataclass
+    # default (model_overrides); train --init tells an explicit flag from a default this way
+    g.add_argument(
+        "--model",
+        choices=list(TOKEN_KINDS),
+        default=None,
+        help=f"default {_M['token_kind'].default}",
+    )
     g.add_argument(
         "--layers", default=None, help=f"e.g. 'MSMSMP S' (default {_shown('model', 'layers')!r})"
     )
@@ -101,22 +109,31 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="ESA edge tokens: directed (one per bond direction) or undirected (one per bond, "
         f"symmetric features: half the tokens); default {_shown('model', 'token_scheme')}",
     )
-    g.add_argument("--mlp", choices=list(MLP_KINDS), default=_M["mlp_kind"].default)
-    g.add_argument("--post-ln", action="store_true", help="post-LN blocks (default pre-LN)")
+    g.add_argument(
+        "--mlp", choices=list(MLP_KINDS), default=None, help=f"default {_M['mlp_kind'].default}"
+    )
+    g.add_argument(
+        "--post-ln", action="store_true", default=None, help="post-LN blocks (default pre-LN)"
+    )
     g.add_argument(
         "--dropout", type=float, default=None, help=f"default {_shown('model', 'dropout')}"
     )
-    g.add_argument("--attn-dropout", type=float, default=_M["attn_dropout"].default)
-    g.add_argument("--no-size-path", action="store_true", help="disable the size signal")
+    g.add_argument(
+        "--attn-dropout", type=float, default=None, help=f"default {_M['attn_dropout'].default}"
+    )
+    g.add_argument(
+        "--no-size-path", action="store_true", default=None, help="disable the size signal"
+    )
     g.add_argument(
         "--no-size-linear",
         action="store_true",
+        default=None,
         help="size path with log-counts only (no linear counts)",
     )
     g.add_argument(
         "--learnable-rbf",
         type=int,
-        default=0,
+        default=None,
         metavar="K",
         help="3D only: append K learnable Gaussians of the edge length (default 0: off)",
     )
@@ -131,8 +148,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--rbf-cutoff",
         type=float,
-        default=_M["rbf_cutoff"].default,
-        help="cutoff (Å) of the learnable Gaussians",
+        default=None,
+        help=f"cutoff (Å) of the learnable Gaussians (default {_M['rbf_cutoff'].default})",
     )
 
 
@@ -252,9 +269,22 @@ def token_scheme(args: argparse.Namespace) -> str:
     with them (docs/results/3d.md)."""
     if getattr(args, "token_scheme", None) is not None:
         return args.token_scheme
-    if args.model != "esa" or getattr(args, "featurizer", "2d") == "3d":
+    if token_kind(args) != "esa" or featurizer_kind(args) == "3d":
         return "directed"
     return _pick(args, "model", "token_scheme", _M["token_scheme"].default)
+
+
+def token_kind(args: argparse.Namespace) -> str:
+    return getattr(args, "model", None) or _M["token_kind"].default
+
+
+def featurizer_kind(args: argparse.Namespace) -> str:
+    return getattr(args, "featurizer", None) or "2d"
+
+
+def _given(args: argparse.Namespace, key: str, default: object) -> object:
+    value = getattr(args, key, None)
+    return default if value is None else value
 
 
 def model_overrides(args: argparse.Namespace) -> dict:
@@ -262,29 +292,84 @@ def model_overrides(args: argparse.Namespace) -> dict:
         return _pick(args, "model", key, _M[key].default)
 
     return {
-        "token_kind": args.model,
+        "token_kind": token_kind(args),
         "layers": m("layers"),
         "hidden_dim": m("hidden_dim"),
         "heads": m("heads"),
         "num_seeds": m("num_seeds"),
-        "mlp_kind": args.mlp,
+        "mlp_kind": _given(args, "mlp", _M["mlp_kind"].default),
         "pre_ln": not args.post_ln,
         "dropout": m("dropout"),
         "token_scheme": token_scheme(args),
-        "attn_dropout": args.attn_dropout,
+        "attn_dropout": _given(args, "attn_dropout", _M["attn_dropout"].default),
         "size_path": not args.no_size_path,
         "size_linear": not args.no_size_linear,
-        "learnable_rbf": args.learnable_rbf,
-        "rbf_cutoff": args.rbf_cutoff,
+        "learnable_rbf": _given(args, "learnable_rbf", _M["learnable_rbf"].default),
+        "rbf_cutoff": _given(args, "rbf_cutoff", _M["rbf_cutoff"].default),
         "pair_rbf": pair_rbf(args),
     }
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _negated(value: Any) -> Any:
+    return not value
+
+
+#: ``ModelConfig`` field -> (its flag, the flag's argparse dest, flag value -> field value)
+MODEL_FLAGS: dict[str, tuple[str, str, Callable[[Any], Any]]] = {
+    "token_kind": ("--model", "model", _same),
+    "layers": ("--layers", "layers", _same),
+    "hidden_dim": ("--hidden-dim", "hidden_dim", _same),
+    "heads": ("--heads", "heads", _same),
+    "num_seeds": ("--num-seeds", "num_seeds", _same),
+    "token_scheme": ("--token-scheme", "token_scheme", _same),
+    "mlp_kind": ("--mlp", "mlp", _same),
+    "pre_ln": ("--post-ln", "post_ln", _negated),
+    "dropout": ("--dropout", "dropout", _same),
+    "attn_dropout": ("--attn-dropout", "attn_dropout", _same),
+    "size_path": ("--no-size-path", "no_size_path", _negated),
+    "size_linear": ("--no-size-linear", "no_size_linear", _negated),
+    "learnable_rbf": ("--learnable-rbf", "learnable_rbf", _same),
+    "rbf_cutoff": ("--rbf-cutoff", "rbf_cutoff", _same),
+    "pair_rbf": ("--pair-rbf", "pair_rbf", _same),
+}
+
+
+def explicit_model_settings(args: argparse.Namespace) -> dict[str, tuple[str, Any]]:
+    """The model settings given on the command line: ``ModelConfig`` field -> (the flag that
+    set it, the field's value); a given ``--preset`` contributes its model values."""
+    out: dict[str, tuple[str, Any]] = {}
+    preset = getattr(args, "preset", None)
+    if preset is not None:
+        for key, value in preset_values(preset)["model"].items():
+            out[key] = (f"--preset {preset}", value)
+    for key, (flag, dest, to_field) in MODEL_FLAGS.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            out[key] = (flag, to_field(value))
+    return out
+
+
+def explicit_featurizer(args: argparse.Namespace) -> dict[str, tuple[str, Any]]:
+    """The featuriser settings given on the command line: name -> (flag, value)."""
+    out: dict[str, tuple[str, Any]] = {}
+    if getattr(args, "featurizer", None) is not None:
+        out["kind"] = ("--featurizer", args.featurizer)
+    if getattr(args, "featurizer_params", None) is not None:
+        out["params"] = ("--featurizer-params", json.loads(args.featurizer_params))
+    if getattr(args, "cutoff", None) is not None:
+        out["cutoff"] = ("--cutoff", args.cutoff)
+    return out
 
 
 def pair_rbf(args: argparse.Namespace) -> int:
     """``--pair-rbf``, or its default: element-pair Gaussians for 3D inputs, none for 2D."""
     if getattr(args, "pair_rbf", None) is not None:
         return int(args.pair_rbf)
-    return default_pair_rbf(getattr(args, "featurizer", "2d"))
+    return default_pair_rbf(featurizer_kind(args))
 
 
 def train_config(args: argparse.Namespace) -> TrainConfig:
@@ -317,7 +402,7 @@ def train_config(args: argparse.Namespace) -> TrainConfig:
 
 
 def featurizer_config(args: argparse.Namespace) -> FeaturizerConfig:
-    params = json.loads(args.featurizer_params)
+    params = json.loads(args.featurizer_params or "{}")
     if getattr(args, "cutoff", None) is not None:
         params["cutoff"] = args.cutoff
-    return FeaturizerConfig(kind=args.featurizer, params=params)
+    return FeaturizerConfig(kind=featurizer_kind(args), params=params)

@@ -10,10 +10,15 @@ from molprop.cli.options import (
     add_model_args,
     add_split_args,
     add_train_args,
+    explicit_featurizer,
+    explicit_model_settings,
     featurizer_config,
     model_overrides,
     train_config,
 )
+
+#: ``--init`` value for a random start
+NO_INIT = "none"
 
 
 def add_parser(sub, name: str) -> None:
@@ -34,13 +39,58 @@ def add_parser(sub, name: str) -> None:
         "the same either way)",
     )
     p.add_argument("--cv-folds", type=int, default=5, help="folds of --calibration cv")
+    p.add_argument(
+        "--init",
+        default="none",
+        metavar="ARTIFACT_OR_NAME",
+        help="start from a trained model (a name, e.g. foundation, or an artifact directory): "
+        "its architecture, featuriser and encoder + readout weights, a fresh head for this "
+        "task; model or featuriser flags that disagree with it are an error. none (default): "
+        "a random start",
+    )
     p.add_argument("--out", required=True, help="artifact directory to write")
     p.set_defaults(func=run)
+
+
+def init_settings(args: argparse.Namespace):
+    """``--init``: -> (the init artifact's directory or None, the model overrides, the
+    featuriser). With an init artifact, the overrides are the explicit flags, each checked
+    against the artifact (a disagreeing flag: :class:`ConfigError` naming it), and the
+    featuriser is the artifact's."""
+    from molprop.errors import ConfigError
+    from molprop.featurize import FeaturizerConfig
+    from molprop.training.warm_start import InitSource
+
+    name = getattr(args, "init", None) or NO_INIT
+    if name.lower() == NO_INIT:
+        return None, model_overrides(args), featurizer_config(args)
+    source = InitSource.open(name)
+    model, featurizer = source.config.model, source.config.featurizer
+    given = explicit_model_settings(args)
+    for key, (flag, value) in given.items():
+        if getattr(model, key, None) != value:
+            raise ConfigError(
+                f"{flag} ({key}={value!r}) conflicts with --init {name}, whose {key} is "
+                f"{getattr(model, key, None)!r}: the architecture comes from the init model; "
+                f"drop {flag.split()[0]} or use --init none"
+            )
+    flags = explicit_featurizer(args)
+    requested = featurizer_config(args)
+    if flags and (requested.kind, requested.params) != (featurizer.kind, featurizer.params):
+        named = ", ".join(flag for flag, _ in flags.values())
+        raise ConfigError(
+            f"{named} ({requested.kind} {requested.params}) conflicts with --init {name}, whose "
+            f"featuriser is {featurizer.kind} {featurizer.params}: the featuriser comes from "
+            "the init model; drop them or use --init none"
+        )
+    overrides = {key: value for key, (_, value) in given.items()}
+    return source.directory, overrides, FeaturizerConfig()  # run_train takes the init's
 
 
 def run(args: argparse.Namespace) -> int:
     from molprop.training.train import TrainRequest, run_train
 
+    init, model, featurizer = init_settings(args)
     request = TrainRequest(
         data=args.data,
         smiles_column=args.smiles_column,
@@ -50,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
         split_type=args.split_type,
         split_sizes=tuple(args.split_sizes),
         split_column=args.split_column,
-        featurizer=featurizer_config(args),
-        model=model_overrides(args),
+        featurizer=featurizer,
+        model=model,
         train=train_config(args),
         invalid=args.invalid,
         units=args.units,
@@ -60,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         calibration=args.calibration,
         cv_folds=args.cv_folds,
+        init=init,
     )
     result = run_train(request)
     if result.written:  # data parallel: the ranks > 0 wrote nothing and stay quiet

@@ -48,7 +48,7 @@ from molprop.inference.intervals import (
 from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
 from molprop.io.structures import structure_frame
 from molprop.io.table import featurize_rows
-from molprop.models.predict import predict_targets
+from molprop.models.predict import forward_members, predict_targets
 
 log = logging.getLogger(__name__)
 
@@ -269,6 +269,32 @@ class Predictor:
         level = self.interval_level(interval)
         if self.low_columns and low is None:
             self.with_low([], None)  # refuse before featurising
+        with self._length_limit(max_smiles_length):
+            items = self._featurize_smiles(smiles, max_heavy_atoms, max_smiles_length, should_stop)
+            out = self.predict_graphs(
+                items, batch_size=batch_size, should_stop=should_stop, low=low
+            )
+            out.insert(0, "smiles", smiles)
+            similarity = self._add_domain(out, smiles, items)
+            self._add_intervals(out, level, similarity)
+        return out
+
+    @staticmethod
+    def _length_limit(max_smiles_length: int | None):
+        """The SMILES length limit of one call (none given: ``MAX_SMILES_LENGTH``)."""
+        if max_smiles_length is None:
+            return nullcontext()
+        return smiles_length_limit(max_smiles_length)
+
+    def _featurize_smiles(
+        self,
+        smiles: Sequence[object],
+        max_heavy_atoms: int | None,
+        max_smiles_length: int | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> list[MolGraph | Exception]:
+        """One graph (or the row's failure) per SMILES, under the work limits of
+        :meth:`predict`; call inside :meth:`_length_limit`."""
         length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
 
         def featurize_one(smi: str) -> MolGraph:
@@ -284,15 +310,81 @@ class Predictor:
                     )
             return self.featurizer.from_smiles(smi)
 
-        limit = nullcontext() if max_smiles_length is None else smiles_length_limit(length)
-        with limit:
-            items = featurize_rows(smiles, featurize_one)
-            out = self.predict_graphs(
-                items, batch_size=batch_size, should_stop=should_stop, low=low
-            )
-            out.insert(0, "smiles", smiles)
-            similarity = self._add_domain(out, smiles, items)
-            self._add_intervals(out, level, similarity)
+        return featurize_rows(smiles, featurize_one)
+
+    @property
+    def embedding_dim(self) -> int:
+        """Width of :meth:`embed`'s vectors (the readout output of member 0)."""
+        if self.backend != "torch":
+            raise ConfigError("embed needs the torch backend, not " + self.backend)
+        return int(self.members[0].embedding_dim)
+
+    def embed_graphs(
+        self,
+        items: Sequence[MolGraph | Exception],
+        batch_size: int = 256,
+        device=None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> pd.DataFrame:
+        """Embeddings of already-featurised rows (an Exception marks a failed row): columns
+        ``emb_0`` .. ``emb_{d-1}``, ``status``, ``error``; row i is item i. See :meth:`embed`."""
+        n, dim = len(items), self.embedding_dim
+        values = np.full((n, dim), np.nan)
+        status = np.full(n, STATUS_OK, dtype=object)
+        error = np.full(n, "", dtype=object)
+        ok = []
+        for i, item in enumerate(items):
+            if isinstance(item, Exception):
+                status[i], error[i] = failure_status(item), str(item)
+            else:
+                ok.append(i)
+        if ok:
+            try:
+                emb = forward_members(
+                    self.members[:1],
+                    [items[i] for i in ok],
+                    batch_size=batch_size,
+                    device=device,
+                    embed=True,
+                    should_stop=should_stop,
+                )[0]
+            except PredictionCancelled:
+                raise
+            except Exception as exc:  # a model failure is reported per row, never raised
+                log.exception("embedding failed")
+                status[ok], error[ok] = STATUS_ERROR, f"model failure: {type(exc).__name__}: {exc}"
+            else:
+                values[ok] = emb
+                for i in np.asarray(ok)[~np.isfinite(emb).all(axis=1)]:
+                    status[i], error[i] = STATUS_ERROR, "model produced a non-finite embedding"
+                    values[i] = np.nan
+        frame = pd.DataFrame(values, columns=[f"emb_{j}" for j in range(dim)])
+        frame["status"] = status
+        frame["error"] = error
+        return frame
+
+    def embed(
+        self,
+        smiles: Sequence[str] | str,
+        batch_size: int = 256,
+        *,
+        max_heavy_atoms: int | None = None,
+        max_smiles_length: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> pd.DataFrame:
+        """SMILES -> DataFrame with ``smiles``, ``emb_0`` .. ``emb_{d-1}``, ``status`` and
+        ``error``; row i is input i, and a failed row keeps its place with NaN embeddings and
+        its reason. The embedding is the encoder's pooled vector, the readout output the head
+        reads (``MolPropModel.embed``: the mean over the PMA seeds and, with the size path, the
+        size signal; :attr:`embedding_dim` wide), of ensemble member 0 (members are trained
+        from different random starts, so their embedding spaces differ and are not averaged).
+        It depends neither on the other molecules of the batch nor on how a molecule is
+        written. Work limits and ``should_stop``: as for :meth:`predict`."""
+        smiles = [smiles] if isinstance(smiles, str) else list(smiles)
+        with self._length_limit(max_smiles_length):
+            items = self._featurize_smiles(smiles, max_heavy_atoms, max_smiles_length, should_stop)
+        out = self.embed_graphs(items, batch_size=batch_size, should_stop=should_stop)
+        out.insert(0, "smiles", smiles)
         return out
 
     def explain(self, smiles: Sequence[str] | str, **options) -> list:

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,15 @@ from molprop.artifact.store import save_artifact
 from molprop.data.loader import GraphDataset
 from molprop.data.scaling import TargetScaler
 from molprop.data.splits import Split, make_split
-from molprop.errors import DataError
+from molprop.errors import ConfigError, DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.io.table import MoleculeTable, load_molecule_table
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
+from molprop.models.model import MolPropModel
 from molprop.models.predict import per_atom_counts
 from molprop.training.calibrate import calibrate_artifact, table_set
 from molprop.training.fit import build_model, evaluate_split, fit_ensemble, is_global_zero
+from molprop.training.warm_start import InitSource
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +110,11 @@ class TrainRequest:
     #: :mod:`molprop.training.cv_calibrate`)
     calibration: str = "validation"
     cv_folds: int = 5
+    #: start from a trained artifact (a model name or directory): its architecture, featuriser
+    #: and encoder + readout weights, a fresh head for this task
+    #: (:class:`~molprop.training.warm_start.InitSource`); ``model`` and ``featurizer`` must
+    #: then agree with it. None: a random start.
+    init: str | Path | None = None
 
     @property
     def table_spec(self) -> TableSpec:
@@ -121,6 +128,12 @@ class TrainRequest:
             self.progress,
         )
 
+    def started_from(self, init: InitSource | None) -> TrainRequest:
+        """The request with the init artifact's featuriser (checked against ours)."""
+        if init is None:
+            return self
+        return replace(self, featurizer=init.featurizer(self.featurizer))
+
     @property
     def split_spec(self) -> SplitSpec:
         """How to split it (:func:`split_table`), seeded with ``train.seed``."""
@@ -129,7 +142,6 @@ class TrainRequest:
 
 def load_table(request: TableSpec) -> MoleculeTable:
     from molprop.chem.structures import is_structure_path
-    from molprop.errors import ConfigError
     from molprop.io.structures import load_structure_table
 
     featurizer = build_featurizer(request.featurizer)
@@ -225,16 +237,46 @@ def evaluate_parts(members, table: MoleculeTable, split: Split, task: TaskConfig
     }
 
 
+def size_invariant_reason(request: TrainRequest, table: MoleculeTable) -> str:
+    """Why the model must not see a molecule's size ("" when it may): ``--per-atom`` targets
+    and periodic systems (every graph carries image shifts), where a supercell must give the
+    same per-atom / intensive prediction as its cell, which the size signal would break."""
+    if request.per_atom:
+        return "per-atom target"
+    if all(g.edge_vec_shift is not None for g in table.graphs):
+        return "periodic"
+    return ""
+
+
 def size_invariant_overrides(request: TrainRequest, table: MoleculeTable) -> dict[str, Any]:
-    """Model overrides with the size path turned off for ``--per-atom`` targets and for
-    periodic systems (every graph carries image shifts): there a supercell must give the same
-    per-atom / intensive prediction as its cell, which the size signal would break."""
+    """Model overrides with the size path turned off where :func:`size_invariant_reason`
+    says so."""
     overrides = dict(request.model)
-    periodic = all(g.edge_vec_shift is not None for g in table.graphs)
-    if overrides.get("size_path", True) and (request.per_atom or periodic):
-        log.info("size path off (%s)", "per-atom target" if request.per_atom else "periodic")
+    reason = size_invariant_reason(request, table)
+    if overrides.get("size_path", True) and reason:
+        log.info("size path off (%s)", reason)
         overrides["size_path"] = False
     return overrides
+
+
+def initial_model_config(
+    request: TrainRequest, table: MoleculeTable, init: InitSource | None
+) -> ModelConfig:
+    """The architecture: ``request.model`` over the defaults, or the ``init`` artifact's (which
+    ``request.model`` must agree with) with this task's outputs."""
+    g0 = table.graphs[0]
+    dims = {"node_dim": g0.x.shape[1], "edge_dim": g0.edge_attr.shape[1]}
+    n_tasks = len(request.target_columns)
+    if init is None:
+        return ModelConfig(n_tasks=n_tasks, **dims, **size_invariant_overrides(request, table))
+    config = init.model_config(n_tasks, request.model, **dims)
+    reason = size_invariant_reason(request, table)
+    if config.size_path and reason:
+        raise ConfigError(
+            f"the init artifact {init.directory} gives the head the molecule's size, which a "
+            f"{reason} model must not see: train it from a random start (--init none)"
+        )
+    return config
 
 
 CALIBRATIONS = ("validation", "cv")
@@ -264,10 +306,10 @@ def run_train(request: TrainRequest) -> TrainResult:
     alone writes files; every rank trains and evaluates)."""
     start = time.perf_counter()
     if request.calibration not in CALIBRATIONS:
-        from molprop.errors import ConfigError
-
         raise ConfigError(f"calibration must be one of {CALIBRATIONS}, got {request.calibration!r}")
     out = Path(request.out)
+    init = None if request.init is None else InitSource.open(request.init)
+    request = request.started_from(init)
     writes = is_global_zero()
     if writes:
         out.mkdir(parents=True, exist_ok=True)
@@ -282,16 +324,16 @@ def run_train(request: TrainRequest) -> TrainResult:
         request.units,
         request.per_atom,
     )
-    g0 = table.graphs[0]
-    model_config = ModelConfig(
-        node_dim=g0.x.shape[1],
-        edge_dim=g0.edge_attr.shape[1],
-        n_tasks=len(request.target_columns),
-        **size_invariant_overrides(request, table),
-    )
+    model_config = initial_model_config(request, table, init)
     train_ds, val_ds = training_datasets(table, split, task)
+
+    def make_member(m: int, seed: int) -> MolPropModel:
+        if init is None:
+            return build_model(model_config, seed)
+        return init.member(model_config, m, seed)
+
     fitted = fit_ensemble(
-        lambda m, seed: build_model(model_config, seed),
+        make_member,
         train_ds,
         val_ds,
         request.train,
@@ -323,6 +365,8 @@ def run_train(request: TrainRequest) -> TrainResult:
         provenance=Provenance(
             data=data,
             split_type=request.split_type,
+            finetuned_from="" if init is None else str(init.directory),
+            fresh_head=None if init is None else True,
             periodic=None  # 3D only (the card reports it)
             if request.featurizer.kind == "2d"
             else any(g.edge_vec_shift is not None for g in table.graphs),

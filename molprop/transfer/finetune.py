@@ -29,7 +29,7 @@ from safetensors.torch import load_file
 
 from molprop.artifact.augment import PretrainedSource, fit_augmentation, raw_features, standardise
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
-from molprop.artifact.resolve import resolve_model
+from molprop.artifact.resolve import resolve_base_model
 from molprop.artifact.store import load_config, member_path, save_artifact
 from molprop.data.loader import GraphDataset
 from molprop.errors import ConfigError, DataError, InvalidInputError
@@ -47,13 +47,13 @@ from molprop.training.train import (
     model_targets,
     split_table,
 )
+from molprop.training.warm_start import init_from_pretrained
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.strategies import (
     AUGMENT_KIND,
     check_strategy,
     finetune_model_config,
     freeze_encoder,
-    init_from_pretrained,
     init_linear_skip,
     linear_fit,
     measured_residual_targets,
@@ -73,9 +73,10 @@ class FinetuneRequest:
     training split's inputs are out-of-fold predictions (:mod:`molprop.transfer.crossfit`).
     ``keep_head``: load the pretrained head too (same number of targets and task type, no
     augmentation). ``unfreeze_after`` N > 0: the encoder is frozen for the first N epochs,
-    then everything trains for the remaining ``train.epochs - N``."""
+    then everything trains for the remaining ``train.epochs - N``. ``pretrained`` None: the
+    foundation model (``artifact.resolve.FOUNDATION_MODEL``), an error when there is none."""
 
-    pretrained: str | Path
+    pretrained: str | Path | None
     data: str | Path | pd.DataFrame
     target_columns: list[str]
     out: str | Path
@@ -376,11 +377,11 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     if request.mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {request.mode!r}")
     check_strategy(request.strategy, request.mode)
+    pre_dir = resolve_base_model(request.pretrained)
     out = Path(request.out)
     writes = is_global_zero()
     if writes:
         out.mkdir(parents=True, exist_ok=True)
-    pre_dir = resolve_model(request.pretrained)
     pre = load_config(pre_dir)
     data = load_parts(request, pre)
     task = make_task(  # the high-fidelity target's own scaler

@@ -45,8 +45,7 @@ import torch
 from torch import nn
 
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.store import load_state_strict
-from molprop.errors import ArtifactError, ConfigError
+from molprop.errors import ConfigError
 from molprop.models.config import ModelConfig
 from molprop.models.model import MolPropModel
 from molprop.transfer import STRATEGIES
@@ -65,7 +64,6 @@ DELTA_STRATEGIES = ("delta", "delta-measured")
 SKIP_STRATEGIES = ("label-augment", *DELTA_STRATEGIES)
 #: strategies defined in inductive mode only
 INDUCTIVE_ONLY = ("delta-measured",)
-LOADED_PARTS = ("encoder", "readout")
 
 
 def check_strategy(strategy: str, mode: str | None = None) -> str:
@@ -179,31 +177,6 @@ def needs_fresh_head(
         or tuple(target_names) != tuple(pretrained.task.target_names)
         or task_type != pretrained.task.task_type
     )
-
-
-def init_from_pretrained(
-    config: ModelConfig,
-    state: dict[str, torch.Tensor],
-    origin: str,
-    fresh_head: bool,
-    seed: int,
-) -> MolPropModel:
-    """New model with pretrained weights: all of them (strict), or encoder + readout (each
-    strict) with a freshly initialised head. Mismatched keys raise :class:`ArtifactError`."""
-    torch.manual_seed(seed)
-    model = MolPropModel.from_config(config)
-    if not fresh_head:
-        load_state_strict(model, state, origin)
-        return model
-    known = tuple(f"{p}." for p in (*LOADED_PARTS, "head", "skip"))
-    stray = sorted(k for k in state if not k.startswith(known))
-    if stray:
-        raise ArtifactError(f"weights in {origin} do not match the model: unexpected keys {stray}")
-    for part in LOADED_PARTS:
-        prefix = f"{part}."
-        sub = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-        load_state_strict(getattr(model, part), sub, f"{origin} [{part}]")
-    return model
 
 
 def _train_frozen(self: nn.Module, mode: bool = True) -> nn.Module:

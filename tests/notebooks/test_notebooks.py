@@ -39,6 +39,7 @@ NEEDS = {
         "captum",
         "crepes",
     ],
+    "06_embeddings_similarity.ipynb": ["molprop.cli.embed", "sklearn"],
 }
 
 

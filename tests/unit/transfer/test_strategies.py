@@ -19,10 +19,11 @@ from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
 from molprop.training.resume import FINAL_TENSORS, STATE_TENSORS
 from molprop.training.train import TrainRequest
+from molprop.training.warm_start import init_from_pretrained
 from molprop.transfer.datasets import qm8_e1_frame
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import run_pretrain
-from molprop.transfer.strategies import freeze_encoder, init_from_pretrained
+from molprop.transfer.strategies import freeze_encoder
 
 TINY = dict(hidden_dim=16, heads=2, layers="MSP", num_seeds=4, head_hidden=16)
 

@@ -1,0 +1,118 @@
+"""``molprop train --init``: a new task's model starts from a trained artifact's encoder +
+readout with a fresh head, the architecture and featuriser taken from the artifact; flags that
+disagree with it are errors naming the flag; ``--init none`` is a random start."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from molprop.artifact.resolve import resolve_model
+from molprop.artifact.store import load_config, member_path
+from molprop.cli.main import build_parser, main
+from molprop.cli.train import init_settings
+from molprop.errors import ArtifactError, ConfigError
+
+LOADED = ("encoder.", "readout.")
+
+
+@pytest.fixture(scope="module")
+def lipo60(tmp_path_factory, data_dir) -> str:
+    """The first 60 rows of Lipophilicity (a task the solubility model never saw)."""
+    path = tmp_path_factory.mktemp("lipo") / "lipo60.csv"
+    frame = pd.read_csv(data_dir / "moleculenet" / "lipo_chemprop.csv.gz").head(60)
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def train(lipo60: str, out, *extra: str) -> int:
+    args = ["train", "--data", lipo60, "--target-columns", "lipo", "--epochs", "2"]
+    return main([*args, "--no-progress", "--out", str(out), *extra])
+
+
+def weights(directory, m: int) -> dict[str, torch.Tensor]:
+    return load_file(str(member_path(directory, m)))
+
+
+def test_init_starts_from_the_encoder_with_a_fresh_head(lipo60, tmp_path) -> None:
+    """With lr 0 the trained weights are the starting weights: encoder + readout are the init
+    artifact's, the head is new (which artifact member starts which member: see
+    tests/unit/training/test_warm_start.py)."""
+    init = resolve_model("solubility")
+    out = tmp_path / "start"
+    assert train(lipo60, out, "--init", "solubility", "--lr", "0") == 0
+    config, pre = load_config(out), load_config(init)
+    assert config.model == pre.model  # architecture from the artifact (1 task each)
+    assert config.featurizer == pre.featurizer
+    assert config.task.target_names == ("lipo",)
+    assert config.provenance.finetuned_from == str(init) and config.provenance.fresh_head
+    got, src = weights(out, 0), weights(init, 0)
+    assert set(got) == set(src)
+    loaded = [k for k in got if k.startswith(LOADED)]
+    assert len(loaded) > 20
+    for key in loaded:
+        torch.testing.assert_close(got[key], src[key], atol=1e-6, rtol=0)
+    heads = [k for k in got if k.startswith("head.") and got[k].ndim == 2]
+    assert heads and all(not torch.allclose(got[k], src[k]) for k in heads)
+
+
+def test_init_then_trains_every_weight(lipo60, tmp_path) -> None:
+    init = resolve_model("solubility")
+    out = tmp_path / "trained"
+    assert train(lipo60, out, "--init", "solubility") == 0
+    got, src = weights(out, 0), weights(init, 0)
+    moved = [k for k in got if k.startswith(LOADED) and not torch.equal(got[k], src[k])]
+    assert len(moved) > 10  # the encoder trains (full fine-tuning), from the artifact's weights
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert np.isfinite(metrics["test"]["ensemble"]["rmse"])
+
+
+def parse(*extra: str):
+    base = ["train", "--data", "x.csv", "--target-columns", "y", "--out", "o"]
+    return build_parser().parse_args([*base, *extra])
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--hidden-dim", "128"], "--hidden-dim"),
+        (["--layers", "MSP"], "--layers"),
+        (["--post-ln"], "--post-ln"),
+        (["--model", "nsa"], "--model"),
+        (["--preset", "wide"], "--preset wide"),
+        (["--featurizer", "3d"], "--featurizer"),
+    ],
+)
+def test_conflicting_flags_are_errors_naming_the_flag(flags, named) -> None:
+    with pytest.raises(ConfigError, match=named) as err:
+        init_settings(parse("--init", "solubility", *flags))
+    assert "--init solubility" in str(err.value)
+
+
+def test_conflicting_flag_from_the_command_line(lipo60, tmp_path, capsys) -> None:
+    assert train(lipo60, tmp_path / "x", "--init", "solubility", "--hidden-dim", "128") == 2
+    err = capsys.readouterr().err
+    assert "--hidden-dim" in err and "conflicts with --init solubility" in err
+    assert not (tmp_path / "x" / "config.json").exists()
+
+
+def test_agreeing_flags_and_init_none() -> None:
+    pre = load_config(resolve_model("solubility")).model
+    init, model, _ = init_settings(
+        parse("--init", "solubility", "--hidden-dim", str(pre.hidden_dim))
+    )
+    assert init == resolve_model("solubility") and model == {"hidden_dim": pre.hidden_dim}
+    init, model, featurizer = init_settings(parse("--init", "none", "--hidden-dim", "96"))
+    assert init is None and model["hidden_dim"] == 96 and featurizer.kind == "2d"
+    assert init_settings(parse())[0] is None  # the default is a random start
+
+
+def test_init_with_a_missing_model_says_so(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("MOLPROP_MODEL_DIR", str(tmp_path))
+    with pytest.raises(ArtifactError, match="no model named 'not_there'"):
+        init_settings(parse("--init", "not_there"))
