@@ -105,17 +105,24 @@ def _label_problem(value: object, rule: CurationRule) -> str | None:
     return None
 
 
-def curate(smiles: pd.Series, labels: pd.Series, label_name: str, rule: CurationRule) -> Curated:
+def curate(
+    smiles: pd.Series,
+    labels: pd.Series,
+    label_name: str,
+    rule: CurationRule,
+    cache: dict[str, tuple[str, str] | str] | None = None,
+) -> Curated:
     """Apply the module's rules to one endpoint's raw ``smiles`` and ``labels``.
 
     Rows keep their order of first appearance (deterministic); ``row`` in ``removed`` is the
-    0-based position in the input.
+    0-based position in the input. ``cache`` (raw SMILES -> :func:`standardise` result or the
+    reason it failed) may be shared between calls on tables that share molecules.
     """
     if len(smiles) != len(labels):
         raise ValueError(f"{len(smiles)} SMILES but {len(labels)} labels")
     removed: list[dict[str, object]] = []
     good: list[tuple[int, str, str, float]] = []
-    cache: dict[str, tuple[str, str] | str] = {}
+    cache = {} if cache is None else cache
     for row, (raw, value) in enumerate(zip(smiles.tolist(), labels.tolist(), strict=True)):
         problem = _label_problem(value, rule)
         if problem is not None:
