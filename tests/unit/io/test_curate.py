@@ -69,3 +69,18 @@ def test_labels_outside_the_plausible_range_are_removed() -> None:
     )
     assert got.table["smiles"].tolist() == ["CCO"]
     assert got.removed["reason"].tolist() == ["label 101 outside the plausible range [0, 100]"]
+
+
+def test_a_shared_cache_gives_the_same_tables() -> None:
+    smiles = pd.Series(["CCO", "OCC", "C1CC", "CCN"])
+    labels = pd.Series([1.0, 1.2, 0.0, 2.0])
+    rule = CurationRule("regression", tolerance=0.5)
+    cache: dict[str, tuple[str, str] | str] = {}
+    first = curate(smiles, labels, "y", rule, cache)
+    assert set(cache) == {"CCO", "OCC", "C1CC", "CCN"}
+    assert isinstance(cache["C1CC"], str) and cache["C1CC"].startswith("invalid SMILES")
+    again = curate(smiles, labels, "y", rule, cache)
+    plain = curate(smiles, labels, "y", rule)
+    pd.testing.assert_frame_equal(first.table, again.table)
+    pd.testing.assert_frame_equal(first.table, plain.table)
+    pd.testing.assert_frame_equal(first.removed, plain.removed)
