@@ -372,7 +372,6 @@ ENDPOINTS: list[Endpoint] = [
         "AUROC",
         "Ames mutagenicity (PharmaBench)",
         "AMES",
-        tdc_in_group=True,
         notes=PB_NOTE + " ADMET-AI's number is on TDC AMES (Xu et al., 7,255).",
     ),
     Endpoint(
