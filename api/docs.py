@@ -5,9 +5,11 @@ FastAPI's own pages load Swagger UI and ReDoc from a CDN (and ReDoc's fonts from
 they are blank offline. These pages are FastAPI's (``get_swagger_ui_html`` /
 ``get_redoc_html``) pointed at copies shipped in ``api/static/docs/``: swagger-ui-dist 5.35.0
 (Apache-2.0, ``LICENSE-swagger-ui.txt``, ``NOTICE-swagger-ui.txt``) and ReDoc 2.5.4 (MIT,
-``LICENSE-redoc.txt``), as published on npm, their source-map comments removed; the licences of
-the libraries bundled inside them are in the ``*.js.LICENSE.txt`` files next to them. Swagger
-UI's online validator badge is off, so neither page contacts another host.
+``LICENSE-redoc.txt``), as published on npm, their source-map comments removed and, in ReDoc,
+the address of the Redocly logo in its footer emptied (the image hides itself when it does not
+load); the licences of the libraries bundled inside them are in the ``*.js.LICENSE.txt`` files
+next to them. Swagger UI's online validator badge is off, so neither page contacts another host
+(``tests/browser/test_api_docs_page.py`` checks every request a real browser makes).
 """
 
 from __future__ import annotations

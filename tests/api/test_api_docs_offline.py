@@ -4,14 +4,26 @@ and icon they reference is a local URL that the service serves with the right co
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
 from api.docs import DOCS_FILES, DOCS_STATIC
+from api.main import create_app
+from api.settings import Settings
 
 _REFERENCE = re.compile(r"""(?:src|href|spec-url)\s*=\s*["']([^"']+)["']|url:\s*["']([^"']+)["']""")
 TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The service without models: the documentation pages need none."""
+    root = tmp_path_factory.mktemp("docs")
+    settings = Settings(model_dir=root / "models", data_dir=root / "data", job_workers=0)
+    with TestClient(create_app(settings)) as c:
+        yield c
 
 
 def references(html: str) -> list[str]:
