@@ -65,7 +65,11 @@ class ExplainRequest(BaseModel):
 
 
 class AtomAttribution(BaseModel):
-    index: int = Field(..., description="RDKit atom index in the SMILES as written")
+    index: int = Field(
+        ...,
+        description="RDKit atom index in standardized_smiles (the SMILES as written when "
+        "the chemistry checks changed nothing)",
+    )
     element: str
     weight: float
 
@@ -76,6 +80,11 @@ class ExplainResult(BaseModel):
     index: int
     id: str | int | None = None
     smiles: str
+    standardized_smiles: str | None = Field(
+        None,
+        description="the molecule explained, as /v1/predict reads it (the input itself when "
+        "the chemistry checks changed nothing); null when the row failed",
+    )
     status: Status
     error: str | None = None
     value: float | None = Field(None, description="the prediction, as /v1/predict gives it")
@@ -143,6 +152,7 @@ def build_explain_results(
                 index=i,
                 id=ident,
                 smiles=safe_text(smi),
+                standardized_smiles=safe_text(e.smiles) if e.ok else None,
                 status=e.status,  # type: ignore[arg-type]
                 error=None if e.error is None else safe_text(e.error),
                 value=_finite(e.value),

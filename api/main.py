@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from api.docs import docs_router
 from api.embed import embed_router
 from api.errors import validation_error
 from api.explain import explain_router
@@ -72,12 +73,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.refresh_models = None
             engine.dispose()
 
+    title = "molprop prediction service"
     app = FastAPI(
-        title="molprop prediction service",
+        title=title,
         version="1",
         description="Molecular properties with uncertainty from ESA/NSA ensembles. "
         "See GET /v1/models for the served models and their test metrics.",
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's pages load from a CDN; api.docs serves local copies
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.models = None
@@ -92,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(embed_router)
     app.include_router(jobs_router)
     app.include_router(web_router())
+    app.include_router(docs_router(title))
     app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.exception_handler(Exception)

@@ -214,6 +214,7 @@ def build_results(
                 index=i,
                 id=ident,
                 smiles=safe_text(smi),
+                standardized_smiles=row.standardized_smiles,
                 value=row.value,
                 uncertainty=row.std,
                 in_domain=row.in_domain,
@@ -321,9 +322,9 @@ async def predict(
     settings: Annotated[Settings, Depends(get_settings)],
     models: Annotated[dict[str, ServedModel], Depends(get_models)],
 ) -> PredictResponse:
-    """SMILES -> one result per input row (same order) with value, uncertainty, in_domain,
-    the calibrated interval at level ``interval`` (default 0.9; null: none), status
-    (ok / invalid_input / error) and error. Limits (413, per-row invalid_input, 503 when
+    """SMILES -> one result per input row (same order) with the standardised SMILES the model
+    read, value, uncertainty, in_domain, the calibrated interval at level ``interval``
+    (default 0.9; null: none), status (ok / invalid_input / unsupported / error) and error. Limits (413, per-row invalid_input, 503 when
     the queue is full, 504 past the deadline): see the service settings. Inference runs in a
     worker thread; the ``Server-Timing`` header gives its queue wait and run time."""
     arrival = time.monotonic()

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: molprop.inference.STATUSES (tests/api/test_api_statuses.py keeps them equal)
-Status = Literal["ok", "invalid_input", "error"]
+Status = Literal["ok", "invalid_input", "unsupported", "error"]
 
 
 class PredictRequest(BaseModel):
@@ -53,14 +53,27 @@ class Interval(BaseModel):
 
 
 class PredictionResult(BaseModel):
-    """One input row. ``value`` is null exactly when ``status`` is not ``ok``."""
+    """One input row. ``value`` is null exactly when ``status`` is not ``ok``; so are
+    ``uncertainty``, ``in_domain`` and ``interval``. ``status``: ``ok``; ``invalid_input``
+    (the input cannot be read); ``unsupported`` (a valid molecule the model does not cover:
+    inorganic, a metal, an element never seen in training; ``error`` says which); ``error``."""
 
     index: int
     id: str | int | None = None
     smiles: str
+    standardized_smiles: str | None = Field(
+        None,
+        description="the molecule the model read after the chemistry checks: the input itself "
+        "when they changed nothing, else the canonical SMILES of its largest organic fragment, "
+        "neutralised; null where the input could not be standardised",
+    )
     value: float | None
     uncertainty: float | None = Field(None, description="std over ensemble members")
-    in_domain: bool | None = Field(None, description="applicability domain (see the model card)")
+    in_domain: bool | None = Field(
+        None,
+        description="applicability domain (see the model card); null for a model without "
+        "one and wherever there is no prediction",
+    )
     interval: Interval | None = Field(
         None,
         description="calibrated prediction interval; null when none was asked for, the model "

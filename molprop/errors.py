@@ -14,6 +14,20 @@ class InvalidInputError(MolpropError, ValueError):
     """An input (SMILES, structure, file row) cannot be turned into a graph."""
 
 
+class UnsupportedMoleculeError(InvalidInputError):
+    """A valid molecule outside what the model covers: inorganic (no carbon-containing
+    fragment), a metal complex or organometallic, or an element the model never saw in
+    training (:mod:`molprop.chem.standardize`). Its row's status is ``unsupported``, not
+    ``invalid_input``. ``smiles``: the standardised SMILES, where standardisation got that far."""
+
+    def __init__(self, message: str, smiles: str | None = None) -> None:
+        super().__init__(message)
+        self.smiles = smiles
+
+    def __reduce__(self):  # keeps ``smiles`` when sent back from a featurising process
+        return type(self), (str(self), self.smiles)
+
+
 class ConfigError(MolpropError, ValueError):
     """A configuration value is inconsistent or unsupported."""
 

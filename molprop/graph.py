@@ -24,6 +24,9 @@ class MolGraph:
             :mod:`molprop.chem.fingerprints`) of the parsed molecule, and ``heavy_atoms`` its
             heavy-atom count (2D featuriser): read by the applicability domain instead of
             parsing the SMILES again; not model inputs.
+        smiles: optional SMILES the graph was built from after the chemistry checks
+            (:mod:`molprop.chem.standardize`; set at prediction, the output's
+            ``standardized_smiles``); not a model input.
         n_atoms: number of atoms (equals n_nodes).
     """
 
@@ -35,6 +38,7 @@ class MolGraph:
     z: np.ndarray | None = None
     fingerprint: np.ndarray | None = None
     heavy_atoms: int | None = None
+    smiles: str | None = None
 
     def __post_init__(self) -> None:
         if self.x.ndim != 2:

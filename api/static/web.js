@@ -124,6 +124,7 @@
       index: r.index,
       id: r.id === null || r.id === undefined ? "" : String(r.id),
       smiles: r.smiles,
+      standardized: r.standardized_smiles || "",
       value: r.value,
       uncertainty: r.uncertainty,
       low: r.interval ? r.interval.low : null,
@@ -143,6 +144,7 @@
     const c = {
       id: columns.id ? col(columns.id) : -1,
       smiles: col(columns.smiles),
+      standardized: col("standardized_smiles"),
       value: col(target),
       std: col(`${target}_std`),
       low: col(`${target}_low`),
@@ -161,6 +163,7 @@
           index,
           id: get(cells, c.id),
           smiles: get(cells, c.smiles),
+          standardized: get(cells, c.standardized),
           value: num(get(cells, c.value)),
           uncertainty: num(get(cells, c.std)),
           low: num(get(cells, c.low)),
@@ -173,13 +176,13 @@
   }
 
   function resultsCsv(rows, target) {
-    const head = ["id", "smiles", target, `${target}_std`, "status", "error", "in_domain",
-      `${target}_low`, `${target}_high`];
+    const head = ["id", "smiles", "standardized_smiles", target, `${target}_std`, "status",
+      "error", "in_domain", `${target}_low`, `${target}_high`];
     const lines = [head.map(csvField).join(",")];
     for (const r of [...rows].sort((a, b) => a.index - b.index)) {
       const domain = r.in_domain === null ? "" : r.in_domain ? "True" : "False";
-      lines.push([r.id, r.smiles, r.value, r.uncertainty, r.status, r.error, domain, r.low,
-        r.high].map(csvField).join(","));
+      lines.push([r.id, r.smiles, r.standardized, r.value, r.uncertainty, r.status, r.error,
+        domain, r.low, r.high].map(csvField).join(","));
     }
     return lines.join("\n") + "\n";
   }
@@ -201,20 +204,30 @@
       const tr = document.createElement("tr");
       tr.dataset.index = String(r.index);
       tr.dataset.status = r.status;
-      tr.className = `status-${r.status === "ok" ? "ok" : "failed"}`;
+      // unsupported: a valid molecule outside what the model covers (inorganic, a metal, an
+      // element never seen in training); failed: invalid input or an error
+      const kind = r.status === "ok" || r.status === "unsupported" ? r.status : "failed";
+      tr.className = `status-${kind}`;
       cell(tr, String(r.index + 1), "num");
       cell(tr, r.id, "id");
       const pic = cell(tr, "", "molecule");
+      // the molecule the model read: the standardised one (largest organic fragment, neutral)
+      const drawn = r.standardized || r.smiles;
       if (r.status === "ok") {
         const img = document.createElement("img");
-        img.src = `/web/molecule.svg?smiles=${encodeURIComponent(r.smiles)}`;
-        img.alt = `structure of ${r.smiles}`;
+        img.src = `/web/molecule.svg?smiles=${encodeURIComponent(drawn)}`;
+        img.alt = `structure of ${drawn}`;
         img.loading = "lazy";
         img.width = 110;
         img.height = 80;
         pic.appendChild(img);
       }
-      cell(tr, r.smiles, "smiles");
+      const smi = cell(tr, r.smiles, "smiles");
+      if (r.standardized && r.standardized !== r.smiles) {
+        // shown by web.css after the input ("read as ..."); the cell's text stays the input
+        smi.dataset.standardized = r.standardized;
+        smi.title = `read as ${r.standardized} (largest organic fragment, neutralised)`;
+      }
       const value = cell(tr, fmt(r.value), "num value");
       if (r.value !== null) value.dataset.value = String(r.value);
       cell(tr, fmt(r.uncertainty), "num std");

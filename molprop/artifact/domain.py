@@ -11,10 +11,15 @@ that a query counts as in domain when it is at least as close to the training da
 the training molecules are to each other. The ensemble spread is reported next to it (as
 ``uncertainty``) and is not folded into the flag.
 
+The domain also records the elements of the training molecules (``elements``): the chemistry
+checks before the model (:mod:`molprop.chem.standardize`) call a molecule with any other element
+``unsupported``.
+
 Storage: ``domain.safetensors`` in the artifact directory, one tensor ``fingerprints`` of shape
 ``(n_train, n_bits / 8)`` uint8 (bits packed with ``numpy.packbits``) and metadata strings
 ``radius``, ``n_bits``, ``threshold``, ``percentile``, ``n_train``, ``heavy_atoms_min``,
-``heavy_atoms_max``. No pickle. Files written before the size range existed (no
+``heavy_atoms_max``, ``elements`` (comma-separated symbols). No pickle. Files without
+``elements`` load with ``elements=None`` (the checks then use the organic subset). Files written before the size range existed (no
 ``heavy_atoms_*`` keys) still load; for them only the similarity criterion applies (logged once
 at load) until the domain is refitted (``add_domain_to_artifact``, run by ``molprop train`` and
 ``python -m molprop.pretrained_recipes --stage finish``).
@@ -44,10 +49,14 @@ _CHUNK = 32  # query rows per block: (chunk, n_train, n_words) uint64, ~27 MB fo
 
 
 def fingerprints_and_sizes(
-    smiles: Sequence[str], radius: int = RADIUS, n_bits: int = N_BITS
+    smiles: Sequence[str],
+    radius: int = RADIUS,
+    n_bits: int = N_BITS,
+    elements: set[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """SMILES -> ((n, n_bits / 8) uint8 packed Morgan bits, (n,) int64 heavy-atom counts); an
-    unparsable SMILES gives all-zero bits and a count of -1."""
+    unparsable SMILES gives all-zero bits and a count of -1. ``elements``: a set that collects
+    the element symbols of the parsed molecules (hydrogens included)."""
     out = np.zeros((len(smiles), n_bits // 8), dtype=np.uint8)
     heavy = np.full(len(smiles), -1, dtype=np.int64)
     for i, smi in enumerate(smiles):
@@ -57,6 +66,9 @@ def fingerprints_and_sizes(
             continue
         out[i] = morgan_bits(mol, radius, n_bits)
         heavy[i] = mol.GetNumHeavyAtoms()
+        if elements is not None:
+            elements.update(atom.GetSymbol() for atom in mol.GetAtoms())
+            elements.add("H")  # implicit hydrogens
     return out, heavy
 
 
@@ -106,6 +118,8 @@ class ApplicabilityDomain:
         fingerprints: (n_train, n_bits / 8) uint8 packed Morgan bits.
     ``heavy_atoms``: (min, max) heavy atoms of the training molecules, inclusive; None for a
     domain file written before the range was stored (then size is not checked).
+    ``elements``: the element symbols of the training molecules, sorted; None for a domain
+    file written before they were stored.
     """
 
     fingerprints: np.ndarray
@@ -114,13 +128,15 @@ class ApplicabilityDomain:
     n_bits: int = N_BITS
     percentile: float = PERCENTILE
     heavy_atoms: tuple[int, int] | None = None
+    elements: tuple[str, ...] | None = None
 
     @classmethod
     def fit(
         cls, train_smiles: Sequence[str], percentile: float = PERCENTILE
     ) -> ApplicabilityDomain:
         """Fingerprint the training set and calibrate the threshold (see module docstring)."""
-        fps, heavy = fingerprints_and_sizes(train_smiles)
+        elements: set[str] = set()
+        fps, heavy = fingerprints_and_sizes(train_smiles, elements=elements)
         if len(fps) < 2:
             raise ArtifactError("the applicability domain needs at least 2 training molecules")
         parsed = heavy[heavy >= 0]
@@ -132,6 +148,7 @@ class ApplicabilityDomain:
             float(np.percentile(loo, percentile)),
             percentile=percentile,
             heavy_atoms=(int(parsed.min()), int(parsed.max())),
+            elements=tuple(sorted(elements)),
         )
 
     def similarity(self, smiles: Sequence[str]) -> np.ndarray:
@@ -194,6 +211,8 @@ class ApplicabilityDomain:
         }
         if self.heavy_atoms is not None:
             meta["heavy_atoms_min"], meta["heavy_atoms_max"] = map(str, self.heavy_atoms)
+        if self.elements is not None:
+            meta["elements"] = ",".join(self.elements)
         save_file({"fingerprints": np.ascontiguousarray(self.fingerprints)}, str(path), meta)
         path.chmod(0o644)  # safetensors creates 0600; the service may run as another user
         return path
@@ -218,6 +237,9 @@ class ApplicabilityDomain:
                     "add_domain_to_artifact",
                     path,
                 )
+            elements = None
+            if "elements" in meta:
+                elements = tuple(e for e in meta["elements"].split(",") if e)
             return cls(
                 fps.astype(np.uint8),
                 float(meta["threshold"]),
@@ -225,6 +247,7 @@ class ApplicabilityDomain:
                 int(meta["n_bits"]),
                 float(meta.get("percentile", PERCENTILE)),
                 heavy,
+                elements,
             )
         except (KeyError, ValueError, OSError) as exc:
             raise ArtifactError(f"corrupt applicability domain {path}: {exc}") from exc
@@ -247,10 +270,12 @@ def add_domain_to_artifact(
         train_smiles = split.loc[split["split"] == "train", "smiles"].tolist()
     domain = ApplicabilityDomain.fit(list(train_smiles))
     log.info(
-        "applicability domain of %s: %d training molecules, threshold %.3f, heavy atoms %s",
+        "applicability domain of %s: %d training molecules, threshold %.3f, heavy atoms %s, "
+        "elements %s",
         directory,
         len(domain.fingerprints),
         domain.threshold,
         domain.heavy_atoms,
+        ",".join(domain.elements or ()),
     )
     return domain.save(directory)

@@ -7,6 +7,7 @@ from molprop.inference.rows import (
     STATUS_ERROR,
     STATUS_INVALID,
     STATUS_OK,
+    STATUS_UNSUPPORTED,
     STATUSES,
     RowPrediction,
     failure_status,
@@ -22,4 +23,5 @@ __all__ = [
     "STATUS_OK",
     "STATUS_INVALID",
     "STATUS_ERROR",
+    "STATUS_UNSUPPORTED",
 ]

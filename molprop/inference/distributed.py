@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
+from molprop.inference.screen import ScreenedFeaturizer
 from molprop.inference.streaming import StreamSummary
 from molprop.io.readers import count_records, iter_chunks
 from molprop.io.sink import (
@@ -99,17 +100,21 @@ class ChunkShard(IterableDataset):
         shard: _Shard,
         featurizer_config: dict,
         existing: set[tuple[int, int]],
+        elements: frozenset[str] | None = None,
     ) -> None:
         self.input_path, self.smiles_column = Path(input_path), smiles_column
         self.chunk_size, self.skip, self.shard = chunk_size, skip, shard
         self.featurizer_config, self.existing = featurizer_config, existing
+        self.elements = elements
 
     def __iter__(self) -> Iterator[tuple]:
         info = get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         if info is not None:
             torch.set_num_threads(1)
-        featurizer = build_featurizer(FeaturizerConfig.from_dict(self.featurizer_config))
+        featurizer = ScreenedFeaturizer(
+            build_featurizer(FeaturizerConfig.from_dict(self.featurizer_config)), self.elements
+        )
         mine = 0  # index among this rank's chunks -> which worker featurises it
         for c, chunk in enumerate(
             iter_chunks(self.input_path, self.smiles_column, self.chunk_size, skip=self.skip)
@@ -165,12 +170,13 @@ class ChunkData(L.LightningDataModule):
         num_workers: int,
         resume: bool,
         featurizer_config: dict,
+        elements: frozenset[str] | None = None,
     ) -> None:
         super().__init__()
         self.input_path, self.output_path = input_path, output_path
         self.smiles_column, self.chunk_size = smiles_column, chunk_size
         self.num_workers, self.resume = num_workers, resume
-        self.featurizer_config = featurizer_config
+        self.featurizer_config, self.elements = featurizer_config, elements
         self.directory = parts_dir(output_path)
         self.done = 0
 
@@ -193,6 +199,7 @@ class ChunkData(L.LightningDataModule):
             _Shard(trainer.global_rank, trainer.world_size),
             self.featurizer_config,
             existing,
+            self.elements,
         )
 
     def predict_dataloader(self) -> DataLoader:
@@ -303,6 +310,7 @@ def predict_distributed(
         num_workers,
         resume,
         predictor.config.featurizer.to_dict(),
+        predictor.screened.elements,
     )
     trainer = L.Trainer(
         accelerator=accelerator,

@@ -54,6 +54,7 @@ from rdkit.Chem import Draw
 from rdkit.Chem.Draw import SimilarityMaps, rdMolDraw2D
 
 from molprop.chem.smiles import MAX_SMILES_LENGTH, parse_smiles, smiles_length_limit
+from molprop.chem.standardize import standardize
 from molprop.data.batch import GraphBatch, collate_graphs
 from molprop.errors import ConfigError, InvalidInputError, PredictionCancelled
 from molprop.graph import MolGraph
@@ -100,7 +101,12 @@ class Explanation:
     ``space`` (``"target"``: target units; ``"logit"``: classifier logit), means over the
     members; ``value`` is what :meth:`Predictor.predict` reports (target units or probability).
     ``complete``: ``|delta| <= RTOL * |prediction - baseline| + ATOL``; ``n_steps``: the most
-    integration steps a member needed."""
+    integration steps a member needed.
+
+    ``smiles``: the molecule explained, whose atoms the indices number: the input, or the
+    standardised molecule where the chemistry checks of prediction changed it (largest organic
+    fragment, neutralised; :mod:`molprop.chem.standardize`), as :meth:`Predictor.predict`
+    reads it."""
 
     smiles: str
     status: str
@@ -471,17 +477,22 @@ def explain(
     rows = [smiles] if isinstance(smiles, str) else list(smiles)
     length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
 
-    def parse(smi: object) -> tuple[Chem.Mol, MolGraph]:
+    def parse(smi: object) -> tuple[Chem.Mol, MolGraph, str]:
         mol = parse_smiles(smi, max_length=length)
         if max_heavy_atoms is not None and mol.GetNumHeavyAtoms() > max_heavy_atoms:
             raise InvalidInputError(
                 f"molecule has {mol.GetNumHeavyAtoms()} heavy atoms, more than the "
                 f"limit of {max_heavy_atoms} (max_heavy_atoms)"
             )
+        text = smi if isinstance(smi, str) else str(smi)
+        result = standardize(mol, predictor.screened.elements)  # unsupported: raises
+        if result.changed:  # explain the molecule prediction reads, atoms numbered as in it
+            text = result.smiles
+            mol = parse_smiles(text, max_length=max(len(text), 1))
         graph = predictor.featurizer(mol)
         if graph.n_nodes != mol.GetNumAtoms():  # the featuriser's nodes are the atoms
             raise RuntimeError(f"{graph.n_nodes} graph nodes for {mol.GetNumAtoms()} atoms")
-        return mol, graph
+        return mol, graph, text
 
     with smiles_length_limit(length):
         items = featurize_rows(rows, parse)  # type: ignore[arg-type]
@@ -494,14 +505,14 @@ def explain(
         if isinstance(item, Exception):
             out.append(Explanation(text, failure_status(item), str(item)))
             continue
-        mol, graph = item
+        mol, graph, read = item
         try:
             out.append(
                 explain_graph(
                     predictor,
                     graph,
                     mol,
-                    text,
+                    read,
                     members=members,
                     column=column,
                     target=name,

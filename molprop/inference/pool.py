@@ -1,8 +1,10 @@
 """Featurisation in worker processes, results in input order (``molprop predict --num-workers``).
 
 Each worker builds the model's featuriser once from its :class:`FeaturizerConfig` (processes
-are spawned, ``OMP_NUM_THREADS=1`` unless set) and featurises slices of a chunk's SMILES; a
-failed row comes back as its exception, in place (see :func:`molprop.io.table.featurize_rows`).
+are spawned, ``OMP_NUM_THREADS=1`` unless set), behind the same chemistry checks
+(:class:`~molprop.inference.screen.ScreenedFeaturizer`), and featurises slices of a chunk's
+SMILES; a failed row comes back as its exception, in place (see
+:func:`molprop.io.table.featurize_rows`).
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 
 from molprop.featurize import FeaturizerConfig, build_featurizer
+from molprop.inference.screen import ScreenedFeaturizer
 from molprop.io.readers import Item
 from molprop.io.table import featurize_rows
 
 _WORKER_FEATURIZER = None
 
 
-def _init_worker(config: dict) -> None:
+def _init_worker(config: dict, elements: frozenset[str] | None) -> None:
     global _WORKER_FEATURIZER
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _WORKER_FEATURIZER = build_featurizer(FeaturizerConfig.from_dict(config))
+    featurizer = build_featurizer(FeaturizerConfig.from_dict(config))
+    _WORKER_FEATURIZER = ScreenedFeaturizer(featurizer, elements)
 
 
 def _featurize_in_worker(smiles: list[str]) -> list[Item]:
@@ -29,12 +33,16 @@ def _featurize_in_worker(smiles: list[str]) -> list[Item]:
 
 
 class FeaturizerPool:
-    """Featurises lists of SMILES in ``num_workers`` processes (0: in this process).
+    """Featurises lists of SMILES in ``num_workers`` processes (0: in this process) with
+    ``featurizer`` (the predictor's screened featuriser; workers rebuild it from
+    ``featurizer_config`` and its elements).
 
     ``submit`` returns futures whose results concatenate, in order, to one item per SMILES.
     """
 
-    def __init__(self, featurizer, featurizer_config: dict, num_workers: int = 0) -> None:
+    def __init__(
+        self, featurizer: ScreenedFeaturizer, featurizer_config: dict, num_workers: int = 0
+    ) -> None:
         self.featurizer = featurizer
         self.num_workers = int(num_workers)
         self.executor = None
@@ -43,7 +51,7 @@ class FeaturizerPool:
                 self.num_workers,
                 mp_context=get_context("spawn"),
                 initializer=_init_worker,
-                initargs=(featurizer_config,),
+                initargs=(featurizer_config, featurizer.elements),
             )
 
     def submit(self, smiles: list[str]) -> list[Future]:

@@ -1,7 +1,11 @@
 """Predictor: artifact directory -> predictions with uncertainty and per-row status.
 
 Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
-``invalid_input`` or ``error``) and ``error`` (the reason, empty when ok). Ensembles add a
+``invalid_input``, ``unsupported`` or ``error``, see :mod:`molprop.inference.rows`) and
+``error`` (the reason, empty when ok). SMILES pass the chemistry checks first
+(:mod:`molprop.inference.screen`): ``standardized_smiles`` is the molecule the model read. A
+model with an applicability domain adds ``in_domain`` (missing where there is no prediction).
+Ensembles add a
 ``<target>_std`` column (spread of the members). Calibrated artifacts add
 ``<target>_low`` / ``<target>_high`` (regression: conformal interval, ``interval=0.9`` by
 default) or report Platt-calibrated probabilities (classification); see
@@ -46,6 +50,7 @@ from molprop.inference.intervals import (
     note_uncalibrated,
 )
 from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
+from molprop.inference.screen import ScreenedFeaturizer
 from molprop.io.structures import structure_frame
 from molprop.io.table import featurize_rows
 from molprop.models.predict import forward_members, predict_targets
@@ -55,6 +60,12 @@ log = logging.getLogger(__name__)
 #: ``torch``: the members as torch modules; ``onnxruntime``: their ONNX export on ONNX Runtime.
 Backend = Literal["torch", "onnxruntime"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
+
+
+def standardized_smiles(items: Sequence[MolGraph | Exception]) -> list[str | None]:
+    """The SMILES each row's model read after the chemistry checks (``MolGraph.smiles``); for a
+    failed row the standardised SMILES its error carries (an unsupported element), else None."""
+    return [getattr(item, "smiles", None) for item in items]
 
 
 class Predictor:
@@ -70,6 +81,12 @@ class Predictor:
         self.featurizer = build_featurizer(config.featurizer)
         self._augmenter = Augmenter(self.directory, config)  # transfer learning: extra inputs
         self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
+        elements = None if self.domain is None else self.domain.elements
+        #: the featuriser behind the chemistry checks, with the training set's elements (the
+        #: organic subset for a model that does not record them)
+        self.screened = ScreenedFeaturizer(
+            self.featurizer, None if elements is None else frozenset(elements)
+        )
         self.calibration = Calibration.load(self.directory)  # None: written before calibration
 
     @classmethod
@@ -111,7 +128,9 @@ class Predictor:
         return self.config.featurizer.kind == "3d"
 
     def featurize(self, inputs: Sequence[object]) -> list[MolGraph | Exception]:
-        return featurize_rows(inputs, self.featurizer.from_smiles)
+        """SMILES -> graphs of the standardised molecules, or each row's exception (the
+        chemistry checks included, see :mod:`molprop.inference.screen`)."""
+        return featurize_rows(inputs, self.screened.from_smiles)
 
     def predict_graphs(
         self,
@@ -195,7 +214,11 @@ class Predictor:
         """``<target>_low`` / ``_high`` after ``in_domain`` is known (Mondrian bins);
         ``similarity``: the rows' max similarity to the training set (a novelty-scaled
         calibration reads it), from :meth:`_add_domain`."""
-        in_domain = out["in_domain"].to_numpy(dtype=bool) if self.domain is not None else None
+        in_domain = (
+            out["in_domain"].to_numpy(dtype=bool, na_value=False)
+            if self.domain is not None
+            else None
+        )
         if self.calibration is None and level is not None:
             note_uncalibrated(self.directory, self.task_type)
         novelty = novelty_from_similarity(similarity)
@@ -248,7 +271,10 @@ class Predictor:
         interval: float | str | None = DEFAULT_LEVEL,
         low: object | None = None,
     ) -> pd.DataFrame:
-        """SMILES -> DataFrame with ``smiles``, one column per target, ``<target>_std`` for
+        """SMILES -> DataFrame with ``smiles``, ``standardized_smiles`` (the molecule the model
+        read after the chemistry checks: the input itself when they changed nothing, else the
+        canonical SMILES of its largest organic fragment, neutralised; see
+        :mod:`molprop.chem.standardize`), one column per target, ``<target>_std`` for
         ensembles, ``status`` and ``error``, ``in_domain``, and for a calibrated regression model
         ``<target>_low`` / ``<target>_high``: the conformal interval at level ``interval``
         (default 0.9; None or 0 for none); row i is input i. ``batch_size`` caps the molecules
@@ -275,6 +301,7 @@ class Predictor:
                 items, batch_size=batch_size, should_stop=should_stop, low=low
             )
             out.insert(0, "smiles", smiles)
+            out.insert(1, "standardized_smiles", standardized_smiles(items))
             similarity = self._add_domain(out, smiles, items)
             self._add_intervals(out, level, similarity)
         return out
@@ -308,7 +335,7 @@ class Predictor:
                         f"molecule has {heavy} heavy atoms, more than the "
                         f"limit of {max_heavy_atoms} (max_heavy_atoms)"
                     )
-            return self.featurizer.from_smiles(smi)
+            return self.screened.from_smiles(smi)
 
         return featurize_rows(smiles, featurize_one)
 
@@ -462,16 +489,21 @@ class Predictor:
         smiles: Sequence[object],
         items: Sequence[MolGraph | Exception] | None = None,
     ) -> np.ndarray | None:
-        """Add the bool ``in_domain`` column (False for failed rows) if the artifact has a
-        domain (see :mod:`molprop.artifact.domain`); return the rows' max similarity to the
-        training set (None without a domain). ``items``: the rows' graphs, whose carried
-        fingerprints spare parsing the SMILES again."""
+        """Add the ``in_domain`` column (nullable ``boolean``: ``pd.NA`` for rows without a
+        prediction) if the artifact has a domain (see :mod:`molprop.artifact.domain`); return
+        the rows' max similarity to the training set (None without a domain). ``items``: the
+        rows' graphs, whose carried fingerprints spare parsing the SMILES again and whose
+        standardised SMILES are assessed instead of the input's."""
         if self.domain is None:
             return None
         ok = (out["status"] == STATUS_OK).to_numpy()
         text = [s if isinstance(s, str) else "" for s in smiles]
+        if items is not None:
+            text = [getattr(g, "smiles", None) or t for g, t in zip(items, text)]
         similarity, in_domain = self.domain.assess(text, items)
-        out["in_domain"] = ok & in_domain
+        flags = pd.array(in_domain, dtype="boolean")
+        flags[~ok] = pd.NA
+        out["in_domain"] = flags
         return similarity
 
     def predict_frame(
@@ -484,7 +516,8 @@ class Predictor:
         interval: float | str | None = DEFAULT_LEVEL,
         low_columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
-        """Input columns followed by prediction columns (clashing names are overwritten).
+        """Input columns followed by ``standardized_smiles`` and the prediction columns
+        (clashing names are overwritten).
         ``items``: the rows already featurised (e.g. by worker processes), one per row.
         ``interval``: see :meth:`predict`. ``low_columns``: the frame's columns holding the
         measured low-fidelity labels (one per :attr:`low_columns` of the model)."""
@@ -501,6 +534,7 @@ class Predictor:
             items = self.featurize(frame[smiles_column].tolist())
         preds = self.predict_graphs(items, batch_size, device=device, low=low)
         out = frame.reset_index(drop=True).copy()
+        out["standardized_smiles"] = standardized_smiles(items)
         for col in preds.columns:
             out[col] = preds[col].values
         similarity = self._add_domain(out, frame[smiles_column].tolist(), items)

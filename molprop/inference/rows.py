@@ -6,8 +6,17 @@ Every input row gets one output row with ``status`` and ``error``:
 * ``invalid_input`` — the input cannot be used (unparsable SMILES, a molecule over a size
   limit, an unreadable record: an :class:`~molprop.errors.InvalidInputError`); ``error`` says
   why and the prediction columns are NaN;
+* ``unsupported`` — a valid molecule the model does not cover: inorganic (no
+  carbon-containing fragment), a metal complex or organometallic, or an element never seen in
+  the model's training set (the chemistry checks of :mod:`molprop.chem.standardize`, an
+  :class:`~molprop.errors.UnsupportedMoleculeError`); ``error`` names the element or the
+  reason and there is no prediction;
 * ``error`` — anything else went wrong for that row (an unexpected featuriser exception, a model
   failure, a non-finite model output); ``error`` says what.
+
+Where a row has no prediction (every status but ``ok``), its prediction columns are NaN and
+``in_domain`` is missing (``pd.NA`` in the DataFrame's nullable ``boolean`` column, an empty
+CSV cell, ``null`` in JSON).
 
 :class:`RowPrediction` reads one row of a :class:`~molprop.inference.Predictor` frame back as
 typed fields (value, spread, domain, calibrated interval, status, error); the service builds
@@ -20,16 +29,22 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from molprop.errors import InvalidInputError
+import pandas as pd
+
+from molprop.errors import InvalidInputError, UnsupportedMoleculeError
 
 STATUS_OK, STATUS_INVALID, STATUS_ERROR = "ok", "invalid_input", "error"
+STATUS_UNSUPPORTED = "unsupported"
 #: Every status a row can have.
-STATUSES: tuple[str, ...] = (STATUS_OK, STATUS_INVALID, STATUS_ERROR)
+STATUSES: tuple[str, ...] = (STATUS_OK, STATUS_INVALID, STATUS_UNSUPPORTED, STATUS_ERROR)
 
 
 def failure_status(exc: BaseException) -> str:
-    """The status of a row that failed with ``exc``: ``invalid_input`` for bad input
+    """The status of a row that failed with ``exc``: ``unsupported`` for a molecule the model
+    does not cover (:class:`UnsupportedMoleculeError`), ``invalid_input`` for other bad input
     (:class:`InvalidInputError`), ``error`` for anything else."""
+    if isinstance(exc, UnsupportedMoleculeError):
+        return STATUS_UNSUPPORTED
     return STATUS_INVALID if isinstance(exc, InvalidInputError) else STATUS_ERROR
 
 
@@ -44,7 +59,9 @@ class RowPrediction:
     ``ok``; ``std`` (spread of an ensemble's members) and ``in_domain`` are None when the model
     has none or the row failed; ``interval`` is ``(level, low, high)``, the calibrated
     prediction interval, or None (no interval asked for, a model without calibration, a
-    classifier, a failed row); ``error`` is None when ok."""
+    classifier, a failed row); ``error`` is None when ok; ``standardized_smiles``: the SMILES
+    the model read after the chemistry checks (None where the input could not be
+    standardised)."""
 
     status: str
     value: float | None = None
@@ -52,6 +69,7 @@ class RowPrediction:
     in_domain: bool | None = None
     error: str | None = None
     interval: tuple[float, float, float] | None = None
+    standardized_smiles: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -60,7 +78,11 @@ class RowPrediction:
     @classmethod
     def failed(cls, exc: BaseException) -> RowPrediction:
         """A row that failed before prediction with ``exc`` (see :func:`failure_status`)."""
-        return cls(status=failure_status(exc), error=str(exc))
+        return cls(
+            status=failure_status(exc),
+            error=str(exc),
+            standardized_smiles=getattr(exc, "smiles", None),
+        )
 
     @classmethod
     def from_frame_row(
@@ -70,8 +92,12 @@ class RowPrediction:
         ``frame.to_dict("records")``) for the target column ``target``; ``level``: the interval
         level the frame was predicted with (its ``<target>_low`` / ``_high`` columns)."""
         status = str(row["status"])
+        standardized = row.get("standardized_smiles")
+        standardized = standardized if isinstance(standardized, str) and standardized else None
         if status != STATUS_OK:
-            return cls(status=status, error=str(row["error"]) or None)
+            return cls(
+                status=status, error=str(row["error"]) or None, standardized_smiles=standardized
+            )
         std = row.get(f"{target}_std")
         in_domain = row.get("in_domain")
         low, high = row.get(f"{target}_low"), row.get(f"{target}_high")
@@ -84,8 +110,9 @@ class RowPrediction:
             status=STATUS_OK,
             value=float(row[target]),  # type: ignore[arg-type]
             std=None if std is None else _finite_or_none(std),
-            in_domain=None if in_domain is None else bool(in_domain),
+            in_domain=None if in_domain is None or in_domain is pd.NA else bool(in_domain),
             interval=interval,
+            standardized_smiles=standardized,
         )
 
 
@@ -94,6 +121,7 @@ __all__ = [
     "STATUS_ERROR",
     "STATUS_INVALID",
     "STATUS_OK",
+    "STATUS_UNSUPPORTED",
     "RowPrediction",
     "failure_status",
 ]

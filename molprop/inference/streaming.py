@@ -73,7 +73,7 @@ def predict_chunks(
     -> (rows written, status counts)."""
     status: Counter[str] = Counter()
     written = 0
-    pool = FeaturizerPool(predictor.featurizer, predictor.config.featurizer.to_dict(), num_workers)
+    pool = FeaturizerPool(predictor.screened, predictor.config.featurizer.to_dict(), num_workers)
     pending: deque[tuple[InputChunk, list[Future]]] = deque()
 
     def finish(chunk: InputChunk, futures: list[Future]) -> None:

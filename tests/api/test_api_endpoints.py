@@ -20,7 +20,7 @@ def check_contract(body: dict, smiles: list[str]) -> list[dict]:
     assert [r["index"] for r in results] == list(range(len(smiles)))
     assert [r["smiles"] for r in results] == smiles
     for r in results:
-        assert r["status"] in ("ok", "invalid_input", "error")
+        assert r["status"] in ("ok", "invalid_input", "unsupported", "error")
         assert (r["value"] is None) == (r["status"] != "ok"), r
         if r["status"] == "ok":
             assert math.isfinite(r["value"]) and r["error"] is None
@@ -85,11 +85,12 @@ def test_in_domain_flags_training_molecule_and_outlier(client: TestClient, model
 
     split = pd.read_csv(model_dir / "solubility" / "split.csv")
     train_smiles = split.loc[split["split"] == "train", "smiles"].iloc[0]
-    r = client.post(
-        "/v1/predict", json={"model": "solubility", "smiles": [train_smiles, "[Xe]", "[U]"]}
-    )
-    flags = [x["in_domain"] for x in r.json()["results"]]
-    assert flags == [True, False, False]
+    smiles = [train_smiles, "C" * 100, "[Xe]", "[U]"]
+    r = client.post("/v1/predict", json={"model": "solubility", "smiles": smiles})
+    results = r.json()["results"]
+    assert [x["status"] for x in results] == ["ok", "ok", "unsupported", "unsupported"]
+    flags = [x["in_domain"] for x in results]
+    assert flags == [True, False, None, None]  # no prediction: no domain flag
 
 
 def test_classification_gives_probability(client: TestClient) -> None:

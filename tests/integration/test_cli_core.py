@@ -80,7 +80,17 @@ def test_training_beats_train_mean_on_scaffold_test(trained, esol_path):
 
 
 def test_predict_cli_keeps_order_and_reports_bad_rows(trained, tmp_path):
-    rows = ["CCO", "this is not smiles", "", "c1ccccc1O", "C1CC", "[Na+].[Cl-]", "CC(C)(C)(C)(C)C"]
+    rows = [
+        "CCO",
+        "this is not smiles",
+        "",
+        "c1ccccc1O",
+        "C1CC",
+        "[Na+].[Cl-]",
+        "CC(C)(C)(C)(C)C",
+        "[Na+].[O-]C(=O)c1ccccc1",
+        "O=C(O)c1ccccc1",
+    ]
     inp = tmp_path / "in.csv"
     pd.DataFrame({"compound": [f"id{i}" for i in range(len(rows))], "smi": rows}).to_csv(
         inp, index=False
@@ -114,9 +124,16 @@ def test_predict_cli_keeps_order_and_reports_bad_rows(trained, tmp_path):
         "invalid_input",
         "ok",
         "invalid_input",
-        "ok",
+        "unsupported",
         "invalid_input",
+        "ok",
+        "ok",
     ]
+    assert "inorganic" in res.loc[5, "error"]
+    # sodium benzoate is predicted as benzoic acid; the input stays in its own column
+    assert res.loc[7, "smi"] == "[Na+].[O-]C(=O)c1ccccc1"
+    assert res["standardized_smiles"].tolist()[7:] == ["O=C(O)c1ccccc1", "O=C(O)c1ccccc1"]
+    assert float(res.loc[7, "logp"]) == pytest.approx(float(res.loc[8, "logp"]), abs=1e-5)
     assert "RDKit" in res.loc[1, "error"] and "empty" in res.loc[2, "error"]
     assert "valence" in res.loc[6, "error"].lower()
     assert res.loc[0, "error"] == ""
@@ -125,6 +142,8 @@ def test_predict_cli_keeps_order_and_reports_bad_rows(trained, tmp_path):
     assert np.isfinite(ok["logp"].astype(float)).all() and (ok["logp_std"].astype(float) >= 0).all()
     bad = res[res.status != "ok"]
     assert (bad["logp"] == "").all()
+    # no prediction, no domain: an empty cell, not False
+    assert (bad["in_domain"] == "").all() and set(ok["in_domain"]) <= {"True", "False"}
 
 
 def test_python_predictor_matches_cli_artifact(trained):
@@ -132,6 +151,7 @@ def test_python_predictor_matches_cli_artifact(trained):
     df = pred.predict(["CCO", "bad(", "c1ccccc1O"])
     assert list(df.columns) == [
         "smiles",
+        "standardized_smiles",
         "logp",
         "logp_std",
         "status",
@@ -140,7 +160,8 @@ def test_python_predictor_matches_cli_artifact(trained):
         "logp_low",
         "logp_high",
     ]
-    assert not df.in_domain[1]  # a failed row is never in domain
+    assert df.in_domain[1] is pd.NA  # a failed row has no domain flag (no prediction)
+    assert df.in_domain.dtype == "boolean"
     assert df.status.tolist() == ["ok", "invalid_input", "ok"]
     assert np.isnan(df.logp[1])
     again = pred.predict(["c1ccccc1O", "CCO"])

@@ -58,8 +58,11 @@ def test_json_job_lifecycle_statuses_and_ids(jobs_client, db_url, model_dir, tmp
     table = pd.read_csv(io.StringIO(r.text), dtype=str, keep_default_na=False)
     assert table["id"].tolist() == ids and table["smiles"].tolist() == smiles
     bad = [i for i in range(40) if smiles[i].startswith("not a smiles")]
-    assert [i for i, s in enumerate(table["status"]) if s != "ok"] == bad
-    assert set(table["status"].iloc[bad]) == {"invalid_input"}
+    assert [i for i, s in enumerate(table["status"]) if s == "invalid_input"] == bad
+    # HIV rows 0, 1 and 31 are copper and zinc complexes: no prediction, the metal named
+    unsupported = [i for i, s in enumerate(table["status"]) if s == "unsupported"]
+    assert unsupported == [0, 1, 31] and all("metal" in table["error"][i] for i in unsupported)
+    assert set(table["status"]) == {"ok", "invalid_input", "unsupported"}
     assert all(table["error"].iloc[bad]) and not any(table["logp"].iloc[bad])
     source = tmp_path / "input.csv"
     pd.DataFrame({"id": ids, "smiles": smiles}).to_csv(source, index=False)
@@ -82,7 +85,8 @@ def test_csv_upload_keeps_every_column(jobs_client, db_url, model_dir, tmp_path)
     run_worker(db_url, model_dir, tmp_path)
     results = jobs_client.get(f"/v1/jobs/{r.json()['id']}/results").text
     assert results == expected_csv(model_dir, source, "Compound SMILES")
-    assert results.splitlines()[0].startswith("name,Compound SMILES,batch,logp")
+    header = "name,Compound SMILES,batch,standardized_smiles,logp"
+    assert results.splitlines()[0].startswith(header)
 
 
 def test_cancel_stops_a_running_job_between_chunks(jobs_client, db_url, model_dir, tmp_path):

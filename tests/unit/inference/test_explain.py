@@ -236,9 +236,11 @@ def test_explaining_never_touches_the_served_members(nitrogen_models, nitrogen_d
 )
 def test_shipped_models_explain(name: str) -> None:
     predictor = Predictor.from_pretrained(name)
-    rows = ["CC(=O)Oc1ccccc1C(=O)O", "[Na+].[Cl-]", "C1CC"]
+    rows = ["CC(=O)Oc1ccccc1C(=O)O", "[Na+].[O-]C(=O)c1ccccc1", "C1CC", "[Na+].[Cl-]"]
     out = predictor.explain(rows)
-    assert [e.status for e in out] == ["ok", "ok", "invalid_input"]
+    assert [e.status for e in out] == ["ok", "ok", "invalid_input", "unsupported"]
+    # the salt is explained as the molecule prediction reads: benzoic acid, its atoms numbered
+    assert [e.smiles for e in out[:2]] == [rows[0], "O=C(O)c1ccccc1"]
     predicted = predictor.predict(rows[:2])[predictor.target_names[0]].to_numpy()
     classifier = predictor.task_type == "classification"
     for e, value in zip(out, predicted):

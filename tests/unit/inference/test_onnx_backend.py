@@ -63,7 +63,9 @@ def test_shipped_esa_model_onnx_equals_torch(tmp_path, hiv_smiles):
     assert torch_model.config.model.token_kind == "esa"
     a, b = torch_model.predict(hiv_smiles), onnx_model.predict(hiv_smiles)
     assert {"logp_std", "logp_low", "logp_high", "in_domain"} <= set(a.columns)
-    assert (a["status"] == "ok").sum() >= 990
+    # HIV screening molecules include metal complexes and inorganics: unsupported, no prediction
+    assert (a["status"] == "ok").sum() >= 900
+    assert a["status"].isin(["ok", "unsupported"]).sum() >= 990
     assert a["status"].iloc[-2:].tolist() == ["invalid_input", "invalid_input"]
     assert_same_frame(a, b)
     # not a trivially equal pair: the members differ from each other by far more than TOL

@@ -8,11 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from molprop.errors import InvalidInputError
+from molprop.errors import InvalidInputError, UnsupportedMoleculeError
 from molprop.inference import (
     STATUS_ERROR,
     STATUS_INVALID,
     STATUS_OK,
+    STATUS_UNSUPPORTED,
     STATUSES,
     Predictor,
     RowPrediction,
@@ -26,8 +27,12 @@ def solubility() -> Predictor:
 
 
 def test_failure_status_invalid_input_versus_error():
-    assert STATUSES == (STATUS_OK, STATUS_INVALID, STATUS_ERROR)
+    assert STATUSES == (STATUS_OK, STATUS_INVALID, STATUS_UNSUPPORTED, STATUS_ERROR)
     assert failure_status(InvalidInputError("bad SMILES")) == STATUS_INVALID
+    unsupported = UnsupportedMoleculeError("contains Se", smiles="CC[Se]CC")
+    assert failure_status(unsupported) == STATUS_UNSUPPORTED
+    row = RowPrediction.failed(unsupported)
+    assert row.status == STATUS_UNSUPPORTED and row.standardized_smiles == "CC[Se]CC"
     assert failure_status(RuntimeError("featuriser crashed")) == STATUS_ERROR
     row = RowPrediction.failed(InvalidInputError("too many heavy atoms"))
     assert row == RowPrediction(status=STATUS_INVALID, error="too many heavy atoms")
