@@ -36,11 +36,13 @@ class Settings(BaseSettings):
       replaces the library's own limit, so raising it admits longer SMILES.
     - ``MOLPROP_MAX_HEAVY_ATOMS`` [200]: molecules with more heavy atoms are per-row
       ``invalid_input`` (attention cost grows with the square of a molecule's tokens).
-    - ``MOLPROP_MAX_REQUEST_TOKENS`` [64000]: most attention tokens in one request, summed over
-      its molecules (ESA: 2 per bond, NSA: 1 per heavy atom; counted by a cheap RDKit parse);
-      more: 413. Bounds the work of one request (``benchmarks/service_budget.py``).
-    - ``MOLPROP_SMALL_REQUEST_TOKENS`` [2000]: requests of at most this many tokens run on a
-      worker of their own, so a short request never waits behind large ones.
+    - ``MOLPROP_MAX_REQUEST_TOKENS`` [64000]: most work in one request, in attention tokens
+      summed over its molecules (ESA: 2 per bond and 1 per atom without a bond, NSA: 1 per
+      heavy atom; counted by a cheap RDKit parse); a 3D model's conformers count 20 tokens per
+      atom embedded (``api.budget``); more: 413 (send a job instead). Bounds the work of one
+      request (``benchmarks/service_budget.py``).
+    - ``MOLPROP_SMALL_REQUEST_TOKENS`` [2000]: requests of at most this much work (same count)
+      run on a worker of their own, so a short request never waits behind large ones.
     - ``MOLPROP_INFERENCE_WORKERS`` [2]: threads running the larger requests.
     - ``MOLPROP_MAX_QUEUE`` [16]: requests that may wait for a worker, per lane (small / large);
       beyond that: 503 with ``Retry-After``.

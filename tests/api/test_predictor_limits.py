@@ -86,13 +86,29 @@ def test_service_token_count_matches_featuriser(predictor: Predictor) -> None:
         "C[C@H](N)C(=O)O",
         "[Na+].[Cl-]",
         "C",
+        "CCO.O.[Na+]",
+        ".".join(["C"] * 200),
     ]
     costs = predictor_costs(smiles, predictor)
     for smi, cost in zip(smiles, costs):
         graph = predictor.featurizer.from_smiles(smi)
         heavy = sum(a.GetAtomicNum() > 1 for a in Chem.MolFromSmiles(smi).GetAtoms())
+        bonded = set(graph.edge_index.ravel().tolist())
+        lonely = sum(1 for atom in range(graph.n_nodes) if atom not in bonded)
         assert cost.heavy_atoms == heavy, smi
-        assert cost.tokens == max(1, graph.n_edges), smi  # ESA: one token per directed bond
+        # ESA: one token per directed bond, one self-loop token per atom without a bond
+        assert cost.tokens == graph.n_edges + lonely, smi
+        assert cost.work == cost.tokens and cost.conformer_atoms == 0, smi  # 2D: no conformer
     # unparsable: 1 token (the featuriser refuses them before any model work); a pentavalent
     # carbon parses unsanitised, so its 5 bonds count
     assert [c.tokens for c in predictor_costs(INVALID, predictor)] == [1, 1, 1, 10]
+
+
+def test_disconnected_atoms_cost_one_token_each() -> None:
+    """200 unbonded carbons are 200 self-loop tokens for the model, not 1."""
+    from api.budget import molecule_costs
+
+    dots = ".".join(["C"] * 200)
+    assert molecule_costs([dots])[0].tokens == 200
+    assert molecule_costs([dots], "nsa")[0].tokens == 200
+    assert molecule_costs(["[Na+].[Cl-]", "C"])[0].tokens == 2
