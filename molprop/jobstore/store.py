@@ -290,6 +290,12 @@ def heartbeat(engine: Engine, job_id: str, token: str, lease_s: float) -> bool:
     return n == 1
 
 
+def holds(engine: Engine, job_id: str, token: str) -> bool:
+    """Whether the claim ``token`` still holds the job (False once cancelled or re-claimed)."""
+    with engine.connect() as conn:
+        return conn.execute(select(jobs.c.id).where(_held(job_id, token))).first() is not None
+
+
 def pending_chunks(engine: Engine, job_id: str) -> Iterator[tuple[int, int, list[list[str]]]]:
     """(chunk index, first row, rows) of every chunk without a result, in order, one query
     per chunk (a resumed job starts at its first incomplete chunk)."""
@@ -483,6 +489,7 @@ __all__ = [
     "finish_with_model",
     "get_job",
     "heartbeat",
+    "holds",
     "iter_results",
     "list_jobs",
     "model_names",

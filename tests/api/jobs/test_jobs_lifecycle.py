@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from fastapi.testclient import TestClient
 
+from api.main import create_app
 from molprop.inference import Predictor
 from molprop.inference.streaming import predict_stream
 from molprop.jobs import Worker, WorkerConfig
-from tests.api.jobs.helpers import hiv_smiles, wait_for
+from tests.api.jobs.helpers import hiv_smiles, job_settings, wait_for
 
 
 def run_worker(db_url: str, model_dir: Path, tmp_path: Path, **options) -> int:
@@ -108,6 +111,58 @@ def test_cancel_stops_a_running_job_between_chunks(jobs_client, db_url, model_di
     assert after["rows_done"] <= r.json()["rows_done"] + 16 * 3
     assert jobs_client.get(f"/v1/jobs/{job_id}/results").status_code == 409
     assert jobs_client.delete(f"/v1/jobs/{job_id}").status_code == 409
+
+
+class CountingFeaturizer:
+    """Wraps a featuriser: every ``from_smiles`` is counted and takes ``delay`` s longer."""
+
+    def __init__(self, inner: object, delay: float) -> None:
+        self.inner, self.delay, self.calls = inner, delay, 0
+
+    def from_smiles(self, smiles: str):
+        self.calls += 1
+        time.sleep(self.delay)
+        return self.inner.from_smiles(smiles)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+def test_cancel_takes_effect_within_a_chunk(model_dir, db_url, tmp_path):
+    """A cancel stops the worker between rows and batches of the chunk it is predicting, not
+    after the chunk (chunks of 1,500 rows here, >= 3 s of featurising each)."""
+    chunk = 1500
+    settings = job_settings(model_dir, db_url, tmp_path / "data", job_chunk_rows=chunk)
+    with TestClient(create_app(settings)) as client:
+        r = client.post("/v1/jobs", json={"model": "solubility", "smiles": hiv_smiles(2 * chunk)})
+        job_id = r.json()["id"]
+        worker = Worker(
+            WorkerConfig(
+                database_url=db_url,
+                data_dir=tmp_path / "data",
+                model_dir=model_dir,
+                exit_when_idle=True,
+                lease_s=10,
+            )
+        )
+        predictor = worker.predictor("solubility")
+        counting = CountingFeaturizer(predictor.featurizer, delay=0.002)
+        predictor.featurizer = counting
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            wait_for(lambda: counting.calls >= 100, 60, "featurising to start")
+            assert client.delete(f"/v1/jobs/{job_id}").json()["status"] == "cancelled"
+            at_cancel = counting.calls
+        finally:
+            thread.join(timeout=120)
+        assert not thread.is_alive()
+        after = client.get(f"/v1/jobs/{job_id}").json()
+    assert after["status"] == "cancelled" and after["rows_done"] == 0
+    # stopped within a third of one chunk's rows (the old loop finished the chunk and the
+    # next one featurised ahead: >= 3,000 rows)
+    assert counting.calls - at_cancel < chunk // 3, (at_cancel, counting.calls)
+    assert worker.jobs_run == 1
 
 
 @pytest.mark.parametrize(
