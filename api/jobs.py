@@ -125,11 +125,20 @@ def _validate(schema: type, data: Any):
         raise RequestValidationError(exc.errors(include_url=False)) from None
 
 
-async def _json_job(
-    request: Request, engine: Engine, settings: Settings, models: dict[str, ServedModel]
+#: what the 413 for a JSON job body over ``MOLPROP_MAX_JOB_JSON_BYTES`` advises
+UPLOAD = (
+    "send the SMILES as a file upload instead (multipart/form-data with a CSV or .smi in the "
+    "field 'file', see POST /v1/jobs), which is read in chunks"
+)
+
+
+def _parse_json_job(
+    raw: bytes, engine: Engine, settings: Settings, models: dict[str, ServedModel]
 ) -> JobRecord:
+    """The JSON body's job (runs in a thread: parsing, validating and chunking a body of up to
+    ``MOLPROP_MAX_JOB_JSON_BYTES`` keeps the event loop free)."""
     try:
-        data = strict_json_loads(await request.body())
+        data = strict_json_loads(raw)
     except ValueError as exc:
         raise _unprocessable(f"malformed JSON body: {exc}") from None
     body: JobRequest = _validate(JobRequest, data)
@@ -141,9 +150,14 @@ async def _json_job(
         )
     except DataError as exc:
         raise _input_error(exc) from None
-    return await run_in_threadpool(
-        store.create_job, engine, "predict", model.name, job_input, {"interval": level}
-    )
+    return store.create_job(engine, "predict", model.name, job_input, {"interval": level})
+
+
+async def _json_job(
+    request: Request, engine: Engine, settings: Settings, models: dict[str, ServedModel]
+) -> JobRecord:
+    raw = await request.body()  # at most MOLPROP_MAX_JOB_JSON_BYTES (api.limits)
+    return await run_in_threadpool(_parse_json_job, raw, engine, settings, models)
 
 
 def _save_upload(upload: UploadFile, folder: Path) -> Path:

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from api.errors import validation_error
 from api.explain import explain_router
-from api.jobs import jobs_router
+from api.jobs import UPLOAD, jobs_router
 from api.limits import BodySizeLimit
 from api.registry import ServedModel, add_job_models, load_models
 from api.routes import health_router, v1
@@ -84,6 +84,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,
         path_limits={"/v1/jobs": (settings.max_job_body_bytes, "MOLPROP_MAX_JOB_BODY_BYTES")},
+        json_limits={
+            "/v1/jobs": (settings.max_job_json_bytes, "MOLPROP_MAX_JOB_JSON_BYTES", UPLOAD)
+        },
     )
     app.include_router(health_router)
     app.include_router(v1)

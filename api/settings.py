@@ -59,6 +59,9 @@ class Settings(BaseSettings):
       processes on several machines.
     - ``MOLPROP_MAX_JOB_ROWS`` [1000000]: most input rows per job (more: 413).
     - ``MOLPROP_MAX_JOB_BODY_BYTES`` [200000000]: largest ``POST /v1/jobs`` body (more: 413).
+    - ``MOLPROP_MAX_JOB_JSON_BYTES`` [10000000]: largest JSON ``POST /v1/jobs`` body (more:
+      413 saying to upload a file): a JSON body is parsed whole, in memory (~200,000
+      drug-like SMILES fit); a file upload is read in chunks.
     - ``MOLPROP_JOB_CHUNK_ROWS`` [4096]: rows predicted and committed at a time (a killed
       worker loses at most one chunk of work; cancel takes effect between chunks).
     - ``MOLPROP_JOB_WORKERS`` [1]: ``molprop worker`` processes the service starts next to
@@ -111,6 +114,9 @@ class Settings(BaseSettings):
     max_job_rows: int = Field(1_000_000, ge=1, description="most input rows per job (more: 413)")
     max_job_body_bytes: int = Field(
         200_000_000, ge=1024, description="largest POST /v1/jobs body (more: 413)"
+    )
+    max_job_json_bytes: int = Field(
+        10_000_000, ge=1024, description="largest JSON POST /v1/jobs body (more: 413)"
     )
     job_chunk_rows: int = Field(4096, ge=1, description="rows predicted and committed at a time")
     job_workers: int = Field(1, ge=0, description="molprop worker processes started with the API")

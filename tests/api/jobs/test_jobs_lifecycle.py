@@ -5,6 +5,7 @@ statuses, ids, row order), CSV uploads, cancel between chunks, bad input (4xx, n
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 from pathlib import Path
@@ -163,6 +164,60 @@ def test_cancel_takes_effect_within_a_chunk(model_dir, db_url, tmp_path):
     # next one featurised ahead: >= 3,000 rows)
     assert counting.calls - at_cancel < chunk // 3, (at_cancel, counting.calls)
     assert worker.jobs_run == 1
+
+
+def test_json_job_body_over_its_cap_is_413_pointing_to_a_file_upload(db_url, model_dir, tmp_path):
+    settings = job_settings(model_dir, db_url, tmp_path / "data", max_job_json_bytes=20_000)
+    smiles = hiv_smiles(1000)  # ~ 50 kB as JSON, ~ 50 kB as a CSV
+    body = json.dumps({"model": "solubility", "smiles": smiles}).encode()
+    json_type = {"content-type": "application/json"}
+    with TestClient(create_app(settings)) as client:
+        sized = client.post("/v1/jobs", content=body, headers=json_type)
+        chunked = client.post("/v1/jobs", content=iter([body[:10_000], body[10_000:]]),
+                              headers=json_type)  # fmt: skip
+        csv = "smiles\n" + "\n".join(smiles) + "\n"
+        upload = client.post(
+            "/v1/jobs", files={"file": ("x.csv", csv.encode())}, data={"model": "solubility"}
+        )
+        small = client.post("/v1/jobs", json={"model": "solubility", "smiles": smiles[:10]})
+    for r in (sized, chunked):
+        assert r.status_code == 413, r.text
+        detail = r.json()["detail"]
+        assert "20000 bytes" in detail and "MOLPROP_MAX_JOB_JSON_BYTES" in detail
+        assert "file upload" in detail and "multipart/form-data" in detail
+    assert upload.status_code == 202 and upload.json()["rows_total"] == 1000
+    assert small.status_code == 202 and small.json()["rows_total"] == 10
+
+
+def test_health_answers_while_a_large_json_job_body_is_parsed(db_url, model_dir, tmp_path):
+    """A 4 MB JSON job (100,000 SMILES) is parsed, validated and chunked in a thread: /health
+    keeps answering meanwhile (before: the event loop was blocked for most of the POST)."""
+    settings = job_settings(model_dir, db_url, tmp_path / "data", max_job_rows=200_000)
+    smiles = hiv_smiles(2000) * 50
+    body = json.dumps({"model": "solubility", "smiles": smiles}).encode()
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/health").status_code == 200
+        answer: dict = {}
+
+        def submit() -> None:
+            start = time.perf_counter()
+            r = client.post("/v1/jobs", content=body, headers={"content-type": "application/json"})
+            answer.update(status=r.status_code, rows=r.json().get("rows_total"))
+            answer["seconds"] = time.perf_counter() - start
+
+        thread = threading.Thread(target=submit)
+        thread.start()
+        waits = []
+        while thread.is_alive():
+            start = time.perf_counter()
+            assert client.get("/health").status_code == 200
+            waits.append(time.perf_counter() - start)
+            time.sleep(0.01)
+        thread.join()
+    assert answer["status"] == 202 and answer["rows"] == 100_000
+    # relative to the POST's own time (both scale with the machine's load): the longest
+    # /health wait is a small part of it (before: ~90 %)
+    assert len(waits) >= 3 and max(waits) < 0.4 * answer["seconds"], (waits, answer)
 
 
 @pytest.mark.parametrize(
