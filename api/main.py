@@ -32,7 +32,7 @@ from api.registry import ServedModel, add_job_models, load_models
 from api.routes import health_router, v1
 from api.scheduler import Lane
 from api.settings import Settings
-from api.web import web_router
+from api.web import WebSettings, draw_lane, web_router
 from molprop.jobstore import make_engine, migrate
 
 log = logging.getLogger(__name__)
@@ -44,12 +44,14 @@ MODEL_REFRESH_S = 2.0
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the service. ``settings`` default to the environment (``MOLPROP_*``)."""
     settings = settings or Settings()
+    web = WebSettings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.lanes = {
             "small": Lane("small", 1, settings.max_queue),
             "large": Lane("large", settings.inference_workers, settings.max_queue),
+            "draw": draw_lane(web),
         }
         engine = make_engine(settings.job_database_url)
         migrate(engine)
@@ -92,7 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(v1)
     app.include_router(explain_router)
     app.include_router(jobs_router)
-    app.include_router(web_router())
+    app.include_router(web_router(web))
     app.add_exception_handler(RequestValidationError, validation_error)
 
     @app.exception_handler(Exception)
