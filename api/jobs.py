@@ -5,7 +5,7 @@
 with a CSV upload (:class:`~api.job_schemas.JobUpload`) and answers 202 with the queued job;
 ``GET /v1/jobs/{id}`` reports progress; ``GET /v1/jobs/{id}/results`` streams the result CSV
 of a done predict job (the columns and per-row statuses of ``molprop predict``, row i = input
-row i); ``DELETE /v1/jobs/{id}`` cancels (a running job stops between chunks). Bad input is a
+row i); ``DELETE /v1/jobs/{id}`` cancels (a running job stops between batches). Bad input is a
 4xx naming the problem: 404 unknown model or job, 409 results of an unfinished job or a model
 name already taken, 413 too many rows, 422 malformed bodies / missing columns / bad names.
 """
@@ -361,7 +361,7 @@ def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]):
     responses={404: {"model": ErrorBody}, 409: {"model": ErrorBody}},
 )
 def cancel_job(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)]) -> JobInfo:
-    """Cancel a queued or running job (a running job stops before its next chunk); 409 for a
+    """Cancel a queued or running job (a running job stops before its next batch); 409 for a
     job that has already ended."""
     job = _job(engine, job_id)
     if job.status in FINAL_STATUSES:

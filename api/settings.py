@@ -63,7 +63,7 @@ class Settings(BaseSettings):
       413 saying to upload a file): a JSON body is parsed whole, in memory (~200,000
       drug-like SMILES fit); a file upload is read in chunks.
     - ``MOLPROP_JOB_CHUNK_ROWS`` [4096]: rows predicted and committed at a time (a killed
-      worker loses at most one chunk of work; cancel takes effect between chunks).
+      worker loses at most one chunk of work; a cancel takes effect between batches).
     - ``MOLPROP_JOB_WORKERS`` [1]: ``molprop worker`` processes the service starts next to
       itself (0: none; run ``molprop worker`` yourself, on any machine sharing the database).
     - ``MOLPROP_JOB_LEASE_S`` [30]: lease of those workers (a killed worker's job is taken over

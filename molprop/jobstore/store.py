@@ -179,8 +179,9 @@ def list_jobs(engine: Engine, limit: int = 100) -> list[JobRecord]:
 
 
 def cancel_job(engine: Engine, job_id: str) -> JobRecord | None:
-    """Mark a queued or running job ``cancelled`` (a running job's worker stops before its
-    next chunk is written); a finished job is left as it is. None if there is no such job."""
+    """Mark a queued or running job ``cancelled`` (a running job's worker stops at its next
+    batch, nothing more is written); a finished job is left as it is. None if there is no
+    such job."""
     with engine.begin() as conn:
         conn.execute(
             update(jobs)
