@@ -24,7 +24,7 @@ Settings (environment, defaults in brackets):
 - ``MOLPROP_WEB_POLL_MS`` [500]: how often the page asks for a job's progress.
 - ``MOLPROP_WEB_DRAW_WORKERS`` [1]: threads drawing molecules (a 200-atom cage takes ~0.8 s).
 - ``MOLPROP_WEB_DRAW_QUEUE`` [16]: drawings that may wait for them (more: 503).
-- ``MOLPROP_WEB_DRAW_CACHE`` [1024]: drawings kept (each at most ~200 kB).
+- ``MOLPROP_WEB_DRAW_CACHE`` [256]: drawings kept (each at most ~200 kB: at most ~50 MB).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class WebSettings(BaseSettings):
     poll_ms: int = Field(500, ge=50, description="job progress polling interval (ms)")
     draw_workers: int = Field(1, ge=1, description="threads drawing molecules")
     draw_queue: int = Field(16, ge=0, description="drawings waiting for them (more: 503)")
-    draw_cache: int = Field(1024, ge=0, description="drawings kept in the LRU cache")
+    draw_cache: int = Field(256, ge=0, description="drawings kept in the LRU cache")
 
 
 def card_html(markdown: str) -> Markup:
