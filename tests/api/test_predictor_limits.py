@@ -112,3 +112,34 @@ def test_disconnected_atoms_cost_one_token_each() -> None:
     assert molecule_costs([dots])[0].tokens == 200
     assert molecule_costs([dots], "nsa")[0].tokens == 200
     assert molecule_costs(["[Na+].[Cl-]", "C"])[0].tokens == 2
+
+
+def test_streaming_loop_stops_between_batches_of_a_chunk(predictor: Predictor) -> None:
+    """The loop under ``molprop predict`` and jobs asks ``should_stop`` before every model batch
+    too (not only per chunk): a stop during the model's passes drops the chunk unwritten."""
+    import pandas as pd
+
+    from molprop.errors import PredictionCancelled
+    from molprop.inference.streaming import predict_chunks
+    from molprop.io.readers import InputChunk
+
+    chunk = InputChunk(0, pd.DataFrame({"smiles": VALID * 4}))  # 24 rows: 6 batches of 4
+    polls: list[int] = []
+
+    def stop_in_the_model() -> bool:
+        # polled as the chunk is read, before each of its 24 rows is featurised, before it is
+        # predicted, then before each member's pass (2 members): stop at batch 2
+        polls.append(1)
+        return len(polls) > 1 + 24 + 1 + 2
+
+    written: list[int] = []
+    with pytest.raises(PredictionCancelled, match="batch 2 of 6"):
+        predict_chunks(
+            predictor,
+            [chunk],
+            "smiles",
+            lambda c, out: written.append(len(out)),
+            batch_size=4,
+            should_stop=stop_in_the_model,
+        )
+    assert written == []
