@@ -205,7 +205,8 @@ async def explain(
             status.HTTP_422_UNPROCESSABLE_ENTITY,
             f"model {model.name} cannot be explained: only models with the 2D featuriser are",
         )
-    rejected, tokens = await run_in_threadpool(screen_rows, body.smiles, model, settings)
+    rejected, screened = await run_in_threadpool(screen_rows, body.smiles, model, settings)
+    tokens = screened.tokens  # 2D models only: no conformers
     cost = tokens * EXPLAIN_STEPS
     if cost > settings.max_request_tokens:
         raise HTTPException(

@@ -5,7 +5,7 @@
 with a CSV upload (:class:`~api.job_schemas.JobUpload`) and answers 202 with the queued job;
 ``GET /v1/jobs/{id}`` reports progress; ``GET /v1/jobs/{id}/results`` streams the result CSV
 of a done predict job (the columns and per-row statuses of ``molprop predict``, row i = input
-row i); ``DELETE /v1/jobs/{id}`` cancels (a running job stops between chunks). Bad input is a
+row i); ``DELETE /v1/jobs/{id}`` cancels (a running job stops between batches). Bad input is a
 4xx naming the problem: 404 unknown model or job, 409 results of an unfinished job or a model
 name already taken, 413 too many rows, 422 malformed bodies / missing columns / bad names.
 
@@ -146,15 +146,24 @@ def _validate(schema: type, data: Any):
         raise RequestValidationError(exc.errors(include_url=False)) from None
 
 
-async def _json_job(
-    request: Request,
+#: what the 413 for a JSON job body over ``MOLPROP_MAX_JOB_JSON_BYTES`` advises
+UPLOAD = (
+    "send the SMILES as a file upload instead (multipart/form-data with a CSV or .smi in the "
+    "field 'file', see POST /v1/jobs), which is read in chunks"
+)
+
+
+def _parse_json_job(
+    raw: bytes,
     engine: Engine,
     settings: Settings,
     models: dict[str, ServedModel],
     caller: Caller,
 ) -> JobRecord:
+    """The JSON body's job (runs in a thread: parsing, validating and chunking a body of up to
+    ``MOLPROP_MAX_JOB_JSON_BYTES`` keeps the event loop free)."""
     try:
-        data = strict_json_loads(await request.body())
+        data = strict_json_loads(raw)
     except ValueError as exc:
         raise _unprocessable(f"malformed JSON body: {exc}") from None
     body: JobRequest = _validate(JobRequest, data)
@@ -166,15 +175,20 @@ async def _json_job(
         )
     except DataError as exc:
         raise _input_error(exc) from None
-    return await run_in_threadpool(
-        store.create_job,
-        engine,
-        "predict",
-        model.name,
-        job_input,
-        {"interval": level},
-        owner=caller.owner,
+    return store.create_job(
+        engine, "predict", model.name, job_input, {"interval": level}, owner=caller.owner
     )
+
+
+async def _json_job(
+    request: Request,
+    engine: Engine,
+    settings: Settings,
+    models: dict[str, ServedModel],
+    caller: Caller,
+) -> JobRecord:
+    raw = await request.body()  # at most MOLPROP_MAX_JOB_JSON_BYTES (api.limits)
+    return await run_in_threadpool(_parse_json_job, raw, engine, settings, models, caller)
 
 
 def _save_upload(upload: UploadFile, folder: Path) -> Path:
@@ -402,7 +416,7 @@ def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], c
 def cancel_job(
     job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], caller: CallerDep
 ) -> JobInfo:
-    """Cancel a queued or running job (a running job stops before its next chunk); 409 for a
+    """Cancel a queued or running job (a running job stops before its next batch); 409 for a
     job that has already ended."""
     job = _job(engine, job_id, caller)
     if job.status in FINAL_STATUSES:

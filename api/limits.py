@@ -1,5 +1,6 @@
 """ASGI middleware capping the request body size (413 above ``max_bytes``; paths in
-``path_limits`` have their own cap, e.g. uploads to ``/v1/jobs``)."""
+``path_limits`` have their own cap, e.g. uploads to ``/v1/jobs``, and paths in ``json_limits``
+a cap of their own for JSON bodies, with advice in the 413)."""
 
 from __future__ import annotations
 
@@ -13,22 +14,32 @@ class BodySizeLimit:
     sent (a chunked body is counted as it arrives and buffered, at most ``max_bytes``)."""
 
     def __init__(
-        self, app: ASGIApp, max_bytes: int, path_limits: dict[str, tuple[int, str]] | None = None
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        path_limits: dict[str, tuple[int, str]] | None = None,
+        json_limits: dict[str, tuple[int, str, str]] | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         #: path -> (cap, the setting that sets it)
         self.path_limits = dict(path_limits or {})
+        #: path -> (cap of an ``application/json`` body, the setting, what to do instead)
+        self.json_limits = dict(json_limits or {})
 
-    def _limit(self, scope: Scope) -> tuple[int, str]:
-        return self.path_limits.get(
-            scope.get("path", ""), (self.max_bytes, "MOLPROP_MAX_BODY_BYTES")
-        )
+    def _limit(self, scope: Scope) -> tuple[int, str, str]:
+        path = scope.get("path", "")
+        if path in self.json_limits:
+            content_type = dict(scope.get("headers", [])).get(b"content-type", b"")
+            if content_type.split(b";")[0].strip().lower() == b"application/json":
+                return self.json_limits[path]
+        cap, setting = self.path_limits.get(path, (self.max_bytes, "MOLPROP_MAX_BODY_BYTES"))
+        return cap, setting, ""
 
-    async def _reject(self, send: Send, limit: tuple[int, str]) -> None:
-        body = json.dumps(
-            {"detail": f"request body larger than {limit[0]} bytes ({limit[1]})"}
-        ).encode()
+    async def _reject(self, send: Send, limit: tuple[int, str, str]) -> None:
+        cap, setting, advice = limit
+        detail = f"request body larger than {cap} bytes ({setting})"
+        body = json.dumps({"detail": f"{detail}: {advice}" if advice else detail}).encode()
         await send(
             {
                 "type": "http.response.start",

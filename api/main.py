@@ -25,13 +25,13 @@ from api.docs import docs_router
 from api.embed import embed_router
 from api.errors import validation_error
 from api.explain import explain_router
-from api.jobs import jobs_router
+from api.jobs import UPLOAD, jobs_router
 from api.limits import BodySizeLimit
 from api.registry import ServedModel, add_job_models, load_models
 from api.routes import health_router, v1
 from api.scheduler import Lane
 from api.settings import Settings
-from api.web import web_router
+from api.web import WebSettings, draw_lane, web_router
 from api.workers import WorkerSupervisor
 from molprop.jobstore import make_engine, migrate
 
@@ -44,12 +44,14 @@ MODEL_REFRESH_S = 2.0
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the service. ``settings`` default to the environment (``MOLPROP_*``)."""
     settings = settings or Settings()
+    web = WebSettings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.lanes = {
             "small": Lane("small", 1, settings.max_queue),
             "large": Lane("large", settings.inference_workers, settings.max_queue),
+            "draw": draw_lane(web),
         }
         engine = make_engine(settings.job_database_url)
         migrate(engine)
@@ -89,13 +91,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         BodySizeLimit,
         max_bytes=settings.max_body_bytes,
         path_limits={"/v1/jobs": (settings.max_job_body_bytes, "MOLPROP_MAX_JOB_BODY_BYTES")},
+        json_limits={
+            "/v1/jobs": (settings.max_job_json_bytes, "MOLPROP_MAX_JOB_JSON_BYTES", UPLOAD)
+        },
     )
     app.include_router(health_router)
     app.include_router(v1)
     app.include_router(explain_router)
     app.include_router(embed_router)
     app.include_router(jobs_router)
-    app.include_router(web_router())
+    app.include_router(web_router(web))
     app.include_router(docs_router(title))
     app.add_exception_handler(RequestValidationError, validation_error)
 

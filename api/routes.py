@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 from fastapi.security import APIKeyHeader
 from starlette.concurrency import run_in_threadpool
 
-from api.budget import predictor_costs
+from api.budget import CONFORMER_TOKENS_PER_ATOM, RequestCost, predictor_costs
 from api.errors import StrictJSONRoute, safe_text
 from api.keys import Caller, authenticate
 from api.registry import ServedModel
@@ -250,9 +250,10 @@ def screen_low(body: PredictRequest, model: ServedModel, rejected: dict[int, str
 
 def screen_rows(
     smiles: list[str], model: ServedModel, settings: Settings
-) -> tuple[dict[int, str], int]:
+) -> tuple[dict[int, str], RequestCost]:
     """Rows refused before the model (too long, not Unicode, too many heavy atoms) with their
-    reason, and the attention tokens of the others (see :mod:`api.budget`). Runs in a thread."""
+    reason, and the work of the others: attention tokens and conformers to embed (see
+    :mod:`api.budget`). Runs in a thread."""
     limit = settings.max_smiles_length
     rejected: dict[int, str] = {}
     for i, smi in enumerate(smiles):
@@ -263,7 +264,7 @@ def screen_rows(
         elif not encodable(smi):
             rejected[i] = "SMILES contains characters that are not valid Unicode"
     todo = [i for i in range(len(smiles)) if i not in rejected]
-    tokens = 0
+    total = RequestCost()
     for i, cost in zip(todo, predictor_costs([smiles[i] for i in todo], model.predictor)):
         if cost.heavy_atoms > settings.max_heavy_atoms:
             rejected[i] = (
@@ -271,8 +272,28 @@ def screen_rows(
                 f"{settings.max_heavy_atoms} per molecule (MOLPROP_MAX_HEAVY_ATOMS)"
             )
         else:
-            tokens += cost.tokens
-    return rejected, tokens
+            total = total.add(cost)
+    return rejected, total
+
+
+def over_budget(cost: RequestCost, model: ServedModel, settings: Settings) -> str:
+    """The 413 reason of a request whose work is over ``MOLPROP_MAX_REQUEST_TOKENS``."""
+    tokens = (
+        f"{cost.tokens} attention tokens ({model.predictor.config.model.token_kind.upper()} "
+        "tokens summed over its molecules)"
+    )
+    if cost.conformer_atoms:
+        what = (
+            f"{cost.work} tokens of work: {tokens} and {cost.conformer_atoms} atoms whose 3D "
+            f"conformer is embedded, {CONFORMER_TOKENS_PER_ATOM} tokens each"
+        )
+    else:
+        what = tokens
+    return (
+        f"the request has {what}; the limit is {settings.max_request_tokens} "
+        "(MOLPROP_MAX_REQUEST_TOKENS): split the request, or submit a job (POST /v1/jobs), "
+        "which has no deadline"
+    )
 
 
 def _stopped(exc: JobStopped, settings: Settings) -> HTTPException:
@@ -336,21 +357,17 @@ async def predict(
             f"{len(body.smiles)} SMILES in one request; the limit is "
             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
         )
-    rejected, tokens = await run_in_threadpool(screen_rows, body.smiles, model, settings)
-    if tokens > settings.max_request_tokens:
+    rejected, cost = await run_in_threadpool(screen_rows, body.smiles, model, settings)
+    if cost.work > settings.max_request_tokens:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-            f"the request has {tokens} attention tokens "
-            f"({model.predictor.config.model.token_kind.upper()} tokens summed over "
-            f"its molecules); the limit is {settings.max_request_tokens} "
-            "(MOLPROP_MAX_REQUEST_TOKENS): split the request",
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, over_budget(cost, model, settings)
         )
     low = screen_low(body, model, rejected)
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
     if batch:
         lanes: dict[str, Lane] = request.app.state.lanes
-        lane = lanes["small" if tokens <= settings.small_request_tokens else "large"]
+        lane = lanes["small" if cost.work <= settings.small_request_tokens else "large"]
         job = Job(deadline=arrival + settings.request_timeout_s)
 
         def work() -> pd.DataFrame:

@@ -46,11 +46,13 @@ class Settings(BaseSettings):
       replaces the library's own limit, so raising it admits longer SMILES.
     - ``MOLPROP_MAX_HEAVY_ATOMS`` [200]: molecules with more heavy atoms are per-row
       ``invalid_input`` (attention cost grows with the square of a molecule's tokens).
-    - ``MOLPROP_MAX_REQUEST_TOKENS`` [64000]: most attention tokens in one request, summed over
-      its molecules (ESA: 2 per bond, NSA: 1 per heavy atom; counted by a cheap RDKit parse);
-      more: 413. Bounds the work of one request (``benchmarks/service_budget.py``).
-    - ``MOLPROP_SMALL_REQUEST_TOKENS`` [2000]: requests of at most this many tokens run on a
-      worker of their own, so a short request never waits behind large ones.
+    - ``MOLPROP_MAX_REQUEST_TOKENS`` [64000]: most work in one request, in attention tokens
+      summed over its molecules (ESA: 2 per bond and 1 per atom without a bond, NSA: 1 per
+      heavy atom; counted by a cheap RDKit parse); a 3D model's conformers count 20 tokens per
+      atom embedded (``api.budget``); more: 413 (send a job instead). Bounds the work of one
+      request (``benchmarks/service_budget.py``).
+    - ``MOLPROP_SMALL_REQUEST_TOKENS`` [2000]: requests of at most this much work (same count)
+      run on a worker of their own, so a short request never waits behind large ones.
     - ``MOLPROP_INFERENCE_WORKERS`` [2]: threads running the larger requests.
     - ``MOLPROP_MAX_QUEUE`` [16]: requests that may wait for a worker, per lane (small / large);
       beyond that: 503 with ``Retry-After``.
@@ -67,8 +69,11 @@ class Settings(BaseSettings):
       processes on several machines.
     - ``MOLPROP_MAX_JOB_ROWS`` [1000000]: most input rows per job (more: 413).
     - ``MOLPROP_MAX_JOB_BODY_BYTES`` [200000000]: largest ``POST /v1/jobs`` body (more: 413).
+    - ``MOLPROP_MAX_JOB_JSON_BYTES`` [10000000]: largest JSON ``POST /v1/jobs`` body (more:
+      413 saying to upload a file): a JSON body is parsed whole, in memory (~200,000
+      drug-like SMILES fit); a file upload is read in chunks.
     - ``MOLPROP_JOB_CHUNK_ROWS`` [4096]: rows predicted and committed at a time (a killed
-      worker loses at most one chunk of work; cancel takes effect between chunks).
+      worker loses at most one chunk of work; a cancel takes effect between batches).
     - ``MOLPROP_JOB_WORKERS`` [1]: ``molprop worker`` processes the service starts next to
       itself (0: none; run ``molprop worker`` yourself, on any machine sharing the database).
     - ``MOLPROP_JOB_LEASE_S`` [30]: lease of those workers (a killed worker's job is taken over
@@ -127,6 +132,9 @@ class Settings(BaseSettings):
     max_job_rows: int = Field(1_000_000, ge=1, description="most input rows per job (more: 413)")
     max_job_body_bytes: int = Field(
         200_000_000, ge=1024, description="largest POST /v1/jobs body (more: 413)"
+    )
+    max_job_json_bytes: int = Field(
+        10_000_000, ge=1024, description="largest JSON POST /v1/jobs body (more: 413)"
     )
     job_chunk_rows: int = Field(4096, ge=1, description="rows predicted and committed at a time")
     job_workers: int = Field(1, ge=0, description="molprop worker processes started with the API")

@@ -1,6 +1,13 @@
 """The web page for chemists: ``GET /`` (Jinja2, server-rendered), its two static files and
 ``GET /web/molecule.svg`` (an RDKit drawing of one SMILES).
 
+Drawings need no key, so they are budgeted like predictions: they are drawn on a lane of their
+own (``draw``: ``MOLPROP_WEB_DRAW_WORKERS`` threads, ``MOLPROP_WEB_DRAW_QUEUE`` waiting, more:
+503 with ``Retry-After``; past ``MOLPROP_REQUEST_TIMEOUT_S``: 504), at most
+``MOLPROP_MAX_HEAVY_ATOMS`` heavy atoms, and the last ``MOLPROP_WEB_DRAW_CACHE`` drawings are
+kept (an LRU cache keyed by the SMILES and the limits it was drawn under): a cached drawing is
+answered at once, with the same bytes, without a worker.
+
 The page is a client of the public API: its JavaScript (``api/static/web.js``) sends small
 inputs to ``POST /v1/predict`` and inputs of more than ``MOLPROP_WEB_JOB_ROWS`` rows to
 ``POST /v1/jobs``, polling ``GET /v1/jobs/{id}`` for the progress bar. Everything the caller
@@ -15,11 +22,16 @@ Settings (environment, defaults in brackets):
 - ``MOLPROP_WEB_TABLE_ROWS`` [500]: most rows of a job's results shown in the table (all of
   them are in the downloaded CSV).
 - ``MOLPROP_WEB_POLL_MS`` [500]: how often the page asks for a job's progress.
+- ``MOLPROP_WEB_DRAW_WORKERS`` [1]: threads drawing molecules (a 200-atom cage takes ~0.8 s).
+- ``MOLPROP_WEB_DRAW_QUEUE`` [16]: drawings that may wait for them (more: 503).
+- ``MOLPROP_WEB_DRAW_CACHE`` [256]: drawings kept (each at most ~200 kB: at most ~50 MB).
 """
 
 from __future__ import annotations
 
-import functools
+import threading
+import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +45,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from api.registry import ServedModel
 from api.routes import get_settings, summary
+from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.settings import ENV_PREFIX, Settings
 from molprop.errors import InvalidInputError
 from molprop.inference import molecule_svg
@@ -65,6 +78,9 @@ class WebSettings(BaseSettings):
     job_rows: int = Field(100, ge=1, description="inputs with more rows become jobs")
     table_rows: int = Field(500, ge=1, description="most job result rows shown in the table")
     poll_ms: int = Field(500, ge=50, description="job progress polling interval (ms)")
+    draw_workers: int = Field(1, ge=1, description="threads drawing molecules")
+    draw_queue: int = Field(16, ge=0, description="drawings waiting for them (more: 503)")
+    draw_cache: int = Field(256, ge=0, description="drawings kept in the LRU cache")
 
 
 def _page_order(model: ServedModel) -> tuple[bool, str]:
@@ -76,15 +92,46 @@ def card_html(markdown: str) -> Markup:
     return Markup(_MARKDOWN.render(markdown))
 
 
-@functools.lru_cache(maxsize=512)  # at most ~100 kB each (MOLPROP_MAX_HEAVY_ATOMS = 200)
-def _drawing(smiles: str, max_length: int, max_heavy_atoms: int) -> str:
-    return molecule_svg(smiles, max_length=max_length, max_heavy_atoms=max_heavy_atoms)
+#: a drawing's cache key: SMILES, max SMILES length, max heavy atoms (every drawing has the
+#: library's one size, ``molprop.chem.draw.DRAWING_SIZE``)
+DrawingKey = tuple[str, int, int]
+
+
+class DrawingCache:
+    """The last ``size`` drawings (SVG bytes), least recently used dropped first; thread-safe."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[DrawingKey, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: DrawingKey) -> bytes | None:
+        with self._lock:
+            svg = self._items.get(key)
+            if svg is not None:
+                self._items.move_to_end(key)
+            return svg
+
+    def put(self, key: DrawingKey, svg: bytes) -> None:
+        if self.size == 0:
+            return
+        with self._lock:
+            self._items[key] = svg
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def draw_lane(web: WebSettings) -> Lane:
+    """The lane drawings run on (the app's lifespan makes it and shuts it down)."""
+    return Lane("draw", web.draw_workers, web.draw_queue)
 
 
 def web_router(web: WebSettings | None = None) -> APIRouter:
     """The page's routes; ``web`` defaults to the environment."""
     web = web or WebSettings()
     router = APIRouter(tags=["web page"])
+    cache = DrawingCache(web.draw_cache)
 
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page(request: Request, settings: Annotated[Settings, Depends(get_settings)]) -> Response:
@@ -128,20 +175,46 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
         responses={
             200: {"content": {"image/svg+xml": {}}, "description": "the molecule drawn"},
             422: {"content": {"text/plain": {}}, "description": "the SMILES does not parse"},
+            503: {"content": {"text/plain": {}}, "description": "too many drawings waiting"},
+            504: {"content": {"text/plain": {}}, "description": "not drawn in time"},
         },
     )
-    def molecule(
+    async def molecule(
         smiles: Annotated[str, Query(min_length=1, description="one SMILES")],
+        request: Request,
         settings: Annotated[Settings, Depends(get_settings)],
     ) -> Response:
         """An RDKit 2D drawing of ``smiles`` (SVG); 422 with the reason when it does not parse,
         is longer than ``MOLPROP_MAX_SMILES_LENGTH`` or has more than
-        ``MOLPROP_MAX_HEAVY_ATOMS`` heavy atoms."""
+        ``MOLPROP_MAX_HEAVY_ATOMS`` heavy atoms; 503 with ``Retry-After`` when the drawing
+        lane's queue is full, 504 past ``MOLPROP_REQUEST_TIMEOUT_S``."""
+        arrival = time.monotonic()
         headers = {"Content-Security-Policy": SVG_CSP, "X-Content-Type-Options": "nosniff"}
-        try:
-            svg = _drawing(smiles, settings.max_smiles_length, settings.max_heavy_atoms)
-        except InvalidInputError as exc:
-            return Response(str(exc), 422, headers, media_type="text/plain")
+        key = (smiles, settings.max_smiles_length, settings.max_heavy_atoms)
+        svg = cache.get(key)
+        if svg is None:
+            lanes: dict[str, Lane] | None = getattr(request.app.state, "lanes", None)
+            if lanes is None:
+                return Response("the service is starting", 503, headers, media_type="text/plain")
+            lane = lanes["draw"]
+            job = Job(deadline=arrival + settings.request_timeout_s)
+
+            def draw() -> bytes:
+                text = molecule_svg(smiles, max_length=key[1], max_heavy_atoms=key[2])
+                return text.encode("utf-8")
+
+            try:
+                svg = await run_job(lane, draw, job, request)
+            except InvalidInputError as exc:
+                return Response(str(exc), 422, headers, media_type="text/plain")
+            except QueueFull as exc:
+                headers["Retry-After"] = str(exc.retry_after)
+                message = f"too many drawings waiting ({exc}): retry after {exc.retry_after} s"
+                return Response(message, 503, headers, media_type="text/plain")
+            except JobStopped as exc:
+                message = f"the drawing was stopped ({exc.reason}; MOLPROP_REQUEST_TIMEOUT_S)"
+                return Response(message, 504, headers, media_type="text/plain")
+            cache.put(key, svg)
         headers["Cache-Control"] = "max-age=86400"
         return Response(svg, headers=headers, media_type="image/svg+xml")
 

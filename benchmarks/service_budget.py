@@ -16,7 +16,11 @@ B. 4 clients each sending ``--heavy-requests`` copies of the slowest shape of A 
    while a probe client sends 1-SMILES requests (drug-like, Lipophilicity) every 0.1 s: probe
    p50/p95/max latency, heavy statuses and worker times;
 C. 2 heavy requests abandoned 1 s after sending (socket closed), then a 2-SMILES request and a
-   100-molecule request: their latency against the same requests on the idle service.
+   100-molecule request: their latency against the same requests on the idle service;
+D. two heavy clients of one kind beside the 1-SMILES probe, for each kind: the largest valid
+   request of 200 unbonded carbons (``C.C.C…``, 1 self-loop token each) and the largest valid
+   request of drug-like molecules to the 3D model (``homo_lumo_gap_3d``, conformers embedded),
+   each preceded by its abusive form (1,000 of them), which must be refused (413).
 
 Writes ``benchmarks/results/service_budget.json`` (``--result-name``).
 
@@ -104,6 +108,7 @@ def start_server(
         **{f"MOLPROP_{k.upper()}": v for k, v in overrides.items()},
     }
     env.pop("MOLPROP_API_KEY", None)
+    WORK.mkdir(parents=True, exist_ok=True)
     log_file = open(WORK / "service_budget_uvicorn.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
         [
@@ -137,9 +142,9 @@ def server_timing(header: str | None) -> dict[str, float]:
     return out
 
 
-def post(http, smiles: list[str]) -> dict[str, Any]:
+def post(http, smiles: list[str], model: str = "solubility") -> dict[str, Any]:
     t0 = time.perf_counter()
-    r = http.post("/v1/predict", json={"model": "solubility", "smiles": smiles})
+    r = http.post("/v1/predict", json={"model": model, "smiles": smiles})
     out: dict[str, Any] = {
         "status": r.status_code,
         "latency_s": time.perf_counter() - t0,
@@ -258,7 +263,14 @@ def phase_alone(url: str, requests: dict[str, list[str]], repeats: int, pid: int
     return out
 
 
-def phase_concurrent(url: str, heavy: list[str], lipo: list[str], n_heavy: int) -> dict[str, Any]:
+def phase_concurrent(
+    url: str,
+    heavy: list[str],
+    lipo: list[str],
+    n_heavy: int,
+    clients: int = 4,
+    model: str = "solubility",
+) -> dict[str, Any]:
     import httpx
 
     heavy_runs: list[dict[str, Any]] = []
@@ -268,7 +280,7 @@ def phase_concurrent(url: str, heavy: list[str], lipo: list[str], n_heavy: int) 
     def heavy_client() -> None:
         with httpx.Client(base_url=url, timeout=300) as http:
             for _ in range(n_heavy):
-                heavy_runs.append(rounded(post(http, heavy)))
+                heavy_runs.append(rounded(post(http, heavy, model)))
 
     def probe_client() -> None:
         rng = np.random.default_rng(0)
@@ -278,7 +290,7 @@ def phase_concurrent(url: str, heavy: list[str], lipo: list[str], n_heavy: int) 
                 time.sleep(0.1)
 
     start = time.monotonic()
-    threads = [threading.Thread(target=heavy_client) for _ in range(4)]
+    threads = [threading.Thread(target=heavy_client) for _ in range(clients)]
     prober = threading.Thread(target=probe_client)
     prober.start()
     time.sleep(0.5)
@@ -324,6 +336,72 @@ def phase_abandoned(url: str, heavy: list[str], lipo: list[str]) -> dict[str, An
     return {"abandoned_heavy_requests": 2, "idle": idle, "right_after_abandoning": after}
 
 
+#: the 3D model phase D sends its heavy requests to (shipped in ``pretrained/``)
+MODEL_3D = "homo_lumo_gap_3d"
+
+
+def largest_valid(costs: list, budget: int, batch: int) -> int:
+    """How many molecules of ``costs`` (in order) fit ``budget`` work and ``batch`` rows."""
+    total = 0
+    for n, cost in enumerate(costs[:batch]):
+        total += cost.work
+        if total > budget:
+            return n
+    return min(batch, len(costs))
+
+
+def heavy_kinds(settings, lipo: list[str], model_dir: Path) -> dict[str, dict[str, Any]]:
+    """Phase D's heavy requests: model, the largest valid request, the abusive one."""
+    from api.budget import predictor_costs
+    from molprop.inference import Predictor
+
+    budget, batch = settings.max_request_tokens, settings.max_batch
+    dots = ".".join(["C"] * min(200, settings.max_heavy_atoms))
+    n_dots = (
+        budget
+        // predictor_costs([dots], Predictor.from_pretrained(model_dir / "solubility"))[0].work
+    )
+    kinds = {
+        "disconnected_200_atoms": {
+            "model": "solubility",
+            "valid": [dots] * min(batch, n_dots),
+            "abusive": [dots] * batch,
+        }
+    }
+    if (model_dir / MODEL_3D).is_dir():
+        drug = lipo[:batch]
+        costs = predictor_costs(drug, Predictor.from_pretrained(model_dir / MODEL_3D))
+        kinds["drug_like_3d"] = {
+            "model": MODEL_3D,
+            "valid": drug[: largest_valid(costs, budget, batch)],
+            "abusive": drug,
+        }
+    return kinds
+
+
+def phase_two_heavy(
+    url: str, kinds: dict[str, dict[str, Any]], lipo: list[str], n_heavy: int
+) -> dict[str, Any]:
+    """For each kind: its abusive request alone (must be 413), then 2 clients sending its largest
+    valid request ``n_heavy`` times each beside the 1-SMILES probe."""
+    import httpx
+
+    out: dict[str, Any] = {}
+    for name, kind in kinds.items():
+        with httpx.Client(base_url=url, timeout=300) as http:
+            abusive = rounded(post(http, kind["abusive"], kind["model"]))
+        log.info("D %s abusive (%d SMILES): %s", name, len(kind["abusive"]), abusive)
+        result = phase_concurrent(url, kind["valid"], lipo, n_heavy, 2, kind["model"])
+        log.info("D %s: %s", name, {k: v for k, v in result.items() if k != "heavy_runs"})
+        out[name] = {
+            "model": kind["model"],
+            "abusive": {"n_smiles": len(kind["abusive"]), **abusive},
+            "valid_n_smiles": len(kind["valid"]),
+            **result,
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model-dir", type=Path, default=REPO / "pretrained")
@@ -337,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--repeats", type=int, default=1, help="runs of each shape in phase A")
     p.add_argument("--heavy-requests", type=int, default=2, help="per heavy client in phase B")
-    p.add_argument("--phases", default="ABC", help="which phases to run (A, B, C)")
+    p.add_argument("--phases", default="ABCD", help="which phases to run (A, B, C, D)")
     p.add_argument("--result-name", default="service_budget")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -361,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         slowest = max(valid, key=lambda n: max(r.get("inference_s", 0) for r in alone[n]["runs"]))
         concurrent: dict[str, Any] = {"status": "not run"}
         abandoned: dict[str, Any] = {"status": "not run"}
+        two_heavy: dict[str, Any] = {"status": "not run"}
         if "B" in args.phases:
             log.info("B: 4 clients x %d of %s + 1-SMILES probe", args.heavy_requests, slowest)
             concurrent = phase_concurrent(url, requests[slowest], lipo, args.heavy_requests)
@@ -368,6 +447,9 @@ def main(argv: list[str] | None = None) -> int:
         if "C" in args.phases:
             abandoned = phase_abandoned(url, requests[slowest], lipo)
             log.info("C: %s", abandoned)
+        if "D" in args.phases:
+            kinds = heavy_kinds(settings, lipo, model_dir)
+            two_heavy = phase_two_heavy(url, kinds, lipo, args.heavy_requests)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
@@ -393,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
             "alone": alone,
             "concurrent_4_heavy": concurrent,
             "abandoned": abandoned,
+            "two_heavy_clients": two_heavy,
         },
     )
     probe = concurrent.get("probe_1_smiles_latency", {}).get("p95_s")

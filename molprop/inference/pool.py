@@ -10,10 +10,13 @@ SMILES; a failed row comes back as its exception, in place (see
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 
+from molprop.errors import PredictionCancelled
 from molprop.featurize import FeaturizerConfig, build_featurizer
+from molprop.graph import MolGraph
 from molprop.inference.screen import ScreenedFeaturizer
 from molprop.io.readers import Item
 from molprop.io.table import featurize_rows
@@ -38,12 +41,19 @@ class FeaturizerPool:
     ``featurizer_config`` and its elements).
 
     ``submit`` returns futures whose results concatenate, in order, to one item per SMILES.
+    ``should_stop``: asked before each row featurised in this process (``num_workers=0``);
+    when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
     """
 
     def __init__(
-        self, featurizer: ScreenedFeaturizer, featurizer_config: dict, num_workers: int = 0
+        self,
+        featurizer: ScreenedFeaturizer,
+        featurizer_config: dict,
+        num_workers: int = 0,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.featurizer = featurizer
+        self.should_stop = should_stop
         self.num_workers = int(num_workers)
         self.executor = None
         if self.num_workers > 0:
@@ -57,7 +67,7 @@ class FeaturizerPool:
     def submit(self, smiles: list[str]) -> list[Future]:
         if self.executor is None:
             done: Future = Future()
-            done.set_result(featurize_rows(smiles, self.featurizer.from_smiles))
+            done.set_result(featurize_rows(smiles, self._featurize_one))
             return [done]
         parts = max(1, 2 * self.num_workers)
         step = -(-len(smiles) // parts) or 1
@@ -65,6 +75,11 @@ class FeaturizerPool:
             self.executor.submit(_featurize_in_worker, smiles[i : i + step])
             for i in range(0, len(smiles), step)
         ]
+
+    def _featurize_one(self, smiles: str) -> MolGraph:
+        if self.should_stop is not None and self.should_stop():
+            raise PredictionCancelled("prediction stopped while featurising")
+        return self.featurizer.from_smiles(smiles)
 
     def close(self) -> None:
         if self.executor is not None:

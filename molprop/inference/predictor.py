@@ -515,12 +515,14 @@ class Predictor:
         device=None,
         interval: float | str | None = DEFAULT_LEVEL,
         low_columns: Sequence[str] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> pd.DataFrame:
         """Input columns followed by ``standardized_smiles`` and the prediction columns
         (clashing names are overwritten).
         ``items``: the rows already featurised (e.g. by worker processes), one per row.
         ``interval``: see :meth:`predict`. ``low_columns``: the frame's columns holding the
-        measured low-fidelity labels (one per :attr:`low_columns` of the model)."""
+        measured low-fidelity labels (one per :attr:`low_columns` of the model).
+        ``should_stop``: asked before every batch (see :meth:`predict`)."""
         level = self.interval_level(interval)
         low = None
         if low_columns:
@@ -532,7 +534,9 @@ class Predictor:
             self.with_low([], None)  # refuse before featurising
         if items is None:
             items = self.featurize(frame[smiles_column].tolist())
-        preds = self.predict_graphs(items, batch_size, device=device, low=low)
+        preds = self.predict_graphs(
+            items, batch_size, device=device, should_stop=should_stop, low=low
+        )
         out = frame.reset_index(drop=True).copy()
         out["standardized_smiles"] = standardized_smiles(items)
         for col in preds.columns:

@@ -26,6 +26,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from molprop.artifact.calibration import DEFAULT_LEVEL
+from molprop.errors import PredictionCancelled
 from molprop.inference.pool import FeaturizerPool
 from molprop.io.readers import InputChunk, count_records, iter_chunks
 from molprop.io.sink import append_checked, prepare_output, release_freed_memory
@@ -63,6 +64,7 @@ def predict_chunks(
     prefetch: int = 2,
     interval: float | None = DEFAULT_LEVEL,
     low_columns: Sequence[str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[int, Counter[str]]:
     """The loop under :func:`predict_stream` and the service's jobs (``molprop.jobs``): each
     chunk of ``chunks`` is featurised (up to ``prefetch`` chunks ahead, in ``num_workers``
@@ -70,14 +72,25 @@ def predict_chunks(
     the predictor's), in input order; ``write`` may raise to stop (the pool is shut down).
     ``interval``: a level already checked by ``predictor.interval_level``. ``low_columns``:
     input columns with the measured low-fidelity labels a transfer model trained on them needs.
+    ``should_stop``: asked before each chunk, each row featurised in this process and each
+    batch of the model; when it returns true :class:`~molprop.errors.PredictionCancelled` is
+    raised (a chunk being predicted is dropped, none is half-written).
     -> (rows written, status counts)."""
     status: Counter[str] = Counter()
     written = 0
-    pool = FeaturizerPool(predictor.screened, predictor.config.featurizer.to_dict(), num_workers)
+    pool = FeaturizerPool(
+        predictor.screened, predictor.config.featurizer.to_dict(), num_workers, should_stop
+    )
+
+    def check() -> None:
+        if should_stop is not None and should_stop():
+            raise PredictionCancelled("prediction stopped between chunks")
+
     pending: deque[tuple[InputChunk, list[Future]]] = deque()
 
     def finish(chunk: InputChunk, futures: list[Future]) -> None:
         nonlocal written
+        check()
         items = chunk.with_failures([item for f in futures for item in f.result()])
         out = predictor.predict_frame(
             chunk.frame,
@@ -86,6 +99,7 @@ def predict_chunks(
             items=items,
             interval=interval,
             low_columns=low_columns,
+            should_stop=should_stop,
         )
         write(chunk, out)
         written += len(out)
@@ -95,6 +109,7 @@ def predict_chunks(
 
     with pool:
         for chunk in chunks:
+            check()
             pending.append((chunk, pool.submit(chunk.smiles(smiles_column))))
             if len(pending) > prefetch:
                 finish(*pending.popleft())

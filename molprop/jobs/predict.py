@@ -4,6 +4,8 @@ result rows committed together with the job's progress (:func:`molprop.jobstore.
 The rows are predicted exactly as ``molprop predict`` predicts a file (the same loop, the same
 CSV text per chunk), so a job's result CSV equals ``molprop predict``'s output on the same
 table. A resumed job (its worker was killed) starts at its first chunk without a result.
+Cancellation takes effect between batches: the loop asks the database whether the job is still
+held before every batch and row featurised (at most every :data:`CANCEL_POLL_S` seconds).
 """
 
 from __future__ import annotations
@@ -15,13 +17,39 @@ from collections.abc import Iterator
 import pandas as pd
 from sqlalchemy import Engine
 
+from molprop.errors import PredictionCancelled
 from molprop.inference.streaming import predict_chunks
 from molprop.io.readers import InputChunk
 from molprop.io.sink import csv_header, csv_records
 from molprop.jobstore import store
-from molprop.jobstore.store import JobRecord
+from molprop.jobstore.store import JobLost, JobRecord
 
 log = logging.getLogger(__name__)
+
+#: most seconds between two looks at the database for a cancel while a chunk is predicted
+CANCEL_POLL_S = 0.5
+
+
+class CancelCheck:
+    """``should_stop`` of a running job: true once the job is no longer held by ``token``
+    (cancelled, or re-claimed after its lease ran out); asks the database at most every
+    ``poll_s`` seconds, and a failed look counts as still held (the commit checks again)."""
+
+    def __init__(self, engine: Engine, job_id: str, token: str, poll_s: float = CANCEL_POLL_S):
+        self.engine, self.job_id, self.token, self.poll_s = engine, job_id, token, poll_s
+        self._next = 0.0
+        self.stopped = False
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if self.stopped or now < self._next:
+            return self.stopped
+        self._next = now + self.poll_s
+        try:
+            self.stopped = not store.holds(self.engine, self.job_id, self.token)
+        except Exception:  # a database hiccup: go on, the chunk's commit checks again
+            log.exception("job %s: could not check for a cancel", self.job_id)
+        return self.stopped
 
 
 def run_predict_job(
@@ -35,7 +63,7 @@ def run_predict_job(
 ) -> int:
     """Predict every pending chunk of ``job`` (held by ``job.claim``) -> rows written.
     Raises :class:`~molprop.jobstore.store.JobLost` when the job is cancelled or re-claimed
-    (checked as each chunk is committed)."""
+    (checked between batches, see :class:`CancelCheck`, and as each chunk is committed)."""
     assert job.claim is not None
     smiles_column = job.options.get("smiles_column", "smiles")
     interval = predictor.interval_level(job.options.get("interval"))
@@ -64,17 +92,21 @@ def run_predict_job(
         rate = (done - job.rows_done) / max(time.perf_counter() - start, 1e-9)
         log.info("job %s: %d / %d rows (%.0f molecules/s)", job.id, done, job.rows_total, rate)
 
-    written, status = predict_chunks(
-        predictor,
-        chunks(),
-        smiles_column,
-        write,
-        batch_size=batch_size,
-        num_workers=num_workers,
-        interval=interval,
-    )
+    try:
+        written, status = predict_chunks(
+            predictor,
+            chunks(),
+            smiles_column,
+            write,
+            batch_size=batch_size,
+            num_workers=num_workers,
+            interval=interval,
+            should_stop=CancelCheck(engine, job.id, job.claim),
+        )
+    except PredictionCancelled as exc:
+        raise JobLost(f"job {job.id} is no longer held by this worker ({exc})") from exc
     log.info("job %s: predicted %d rows (%s)", job.id, written, dict(status))
     return written
 
 
-__all__ = ["run_predict_job"]
+__all__ = ["CANCEL_POLL_S", "CancelCheck", "run_predict_job"]

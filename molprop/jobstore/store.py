@@ -195,8 +195,9 @@ def count_waiting(engine: Engine) -> int:
 
 
 def cancel_job(engine: Engine, job_id: str) -> JobRecord | None:
-    """Mark a queued or running job ``cancelled`` (a running job's worker stops before its
-    next chunk is written); a finished job is left as it is. None if there is no such job."""
+    """Mark a queued or running job ``cancelled`` (a running job's worker stops at its next
+    batch, nothing more is written); a finished job is left as it is. None if there is no
+    such job."""
     with engine.begin() as conn:
         conn.execute(
             update(jobs)
@@ -304,6 +305,12 @@ def heartbeat(engine: Engine, job_id: str, token: str, lease_s: float) -> bool:
             update(jobs).where(_held(job_id, token)).values(lease_expires=time.time() + lease_s)
         ).rowcount
     return n == 1
+
+
+def holds(engine: Engine, job_id: str, token: str) -> bool:
+    """Whether the claim ``token`` still holds the job (False once cancelled or re-claimed)."""
+    with engine.connect() as conn:
+        return conn.execute(select(jobs.c.id).where(_held(job_id, token))).first() is not None
 
 
 def pending_chunks(engine: Engine, job_id: str) -> Iterator[tuple[int, int, list[list[str]]]]:
@@ -520,6 +527,7 @@ __all__ = [
     "finish_with_model",
     "get_job",
     "heartbeat",
+    "holds",
     "iter_results",
     "list_jobs",
     "model_names",

@@ -77,6 +77,21 @@ def test_request_over_token_budget_413_with_numbers(model_dir) -> None:
         assert r.status_code == 200 and r.json()["results"][3]["status"] == "invalid_input"
 
 
+def test_disconnected_atoms_count_their_real_tokens(model_dir) -> None:
+    """200 unbonded carbons are 200 tokens of model work: 1,000 of them are over the budget
+    (413, pointing to jobs), 5 of them (1,000 tokens) are not a small request."""
+    dots = ".".join(["C"] * 200)
+    with app_client(model_dir, small_request_tokens=500, request_timeout_s=5) as c:
+        r = predict(c, [dots] * 1000)
+        assert r.status_code == 413, r.text
+        detail = r.json()["detail"]
+        assert "200000 attention tokens" in detail and "POST /v1/jobs" in detail
+        with busy_lane(c, "small"):  # the large lane serves them
+            r = predict(c, [dots] * 5)
+        assert r.status_code == 200, r.text
+        assert [x["status"] for x in r.json()["results"]] == ["ok"] * 5
+
+
 # ----------------------------------------------------------------------- bounded queue
 def test_full_queue_503_with_retry_after_and_small_requests_still_served(model_dir) -> None:
     with app_client(model_dir, inference_workers=1, max_queue=0, small_request_tokens=100) as c:

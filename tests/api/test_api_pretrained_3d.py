@@ -19,8 +19,12 @@ import httpx
 import numpy as np
 import pandas as pd
 import pytest
+from fastapi.testclient import TestClient
+from rdkit import Chem
 
-from api.budget import predictor_costs
+from api.budget import CONFORMER_TOKENS_PER_ATOM, predictor_costs
+from api.main import create_app
+from api.settings import Settings
 from molprop.chem.structures import read_ase_frames
 from molprop.inference import Predictor
 from molprop.pretrained_recipes import RECIPES, structure_file
@@ -86,7 +90,33 @@ def test_request_budget_counts_its_real_tokens() -> None:
     predictor = Predictor.from_pretrained(NAME)
     smiles = ["CCO", "CC(=O)Oc1ccccc1C(=O)O", "OCC(O)CO", "N#CC1=CC=CN1"]
     tokens = [predictor.featurizer.from_smiles(s).n_edges for s in smiles]
-    assert [c.tokens for c in predictor_costs(smiles, predictor)] == tokens
+    costs = predictor_costs(smiles, predictor)
+    assert [c.tokens for c in costs] == tokens
+    # the conformer is embedded with its hydrogens: each of its atoms counts as work
+    embedded = [Chem.AddHs(Chem.MolFromSmiles(s)).GetNumAtoms() for s in smiles]
+    assert [c.conformer_atoms for c in costs] == embedded
+    assert [c.work for c in costs] == [
+        t + CONFORMER_TOKENS_PER_ATOM * a for t, a in zip(tokens, embedded)
+    ]
+
+
+def test_a_thousand_drug_like_smiles_are_refused_up_front_pointing_to_jobs(
+    tmp_path: Path,
+) -> None:
+    """Conformers of 1,000 drug-like molecules take minutes: 413 before any is embedded
+    (not a 504 after the deadline), saying to submit a job; one molecule is served."""
+    models = tmp_path / "models"
+    shutil.copytree(SHIPPED, models / NAME)
+    lipo = pd.read_csv(REPO / "data" / "moleculenet" / "lipo_chemprop.csv.gz", nrows=1000)
+    settings = Settings(model_dir=models, data_dir=tmp_path / "data", job_workers=0)
+    with TestClient(create_app(settings)) as client:
+        r = client.post("/v1/predict", json={"model": NAME, "smiles": lipo["smiles"].tolist()})
+        assert r.status_code == 413, r.text
+        detail = r.json()["detail"]
+        assert "conformer" in detail and "MOLPROP_MAX_REQUEST_TOKENS" in detail
+        assert "submit a job (POST /v1/jobs)" in detail
+        one = client.post("/v1/predict", json={"model": NAME, "smiles": ["CCO"]})
+        assert one.status_code == 200 and one.json()["results"][0]["status"] == "ok"
 
 
 def test_service_lists_and_serves_it_next_to_the_2d_model(tmp_path: Path) -> None:

@@ -86,13 +86,60 @@ def test_service_token_count_matches_featuriser(predictor: Predictor) -> None:
         "C[C@H](N)C(=O)O",
         "[Na+].[Cl-]",
         "C",
+        "CCO.O.[Na+]",
+        ".".join(["C"] * 200),
     ]
     costs = predictor_costs(smiles, predictor)
     for smi, cost in zip(smiles, costs):
         graph = predictor.featurizer.from_smiles(smi)
         heavy = sum(a.GetAtomicNum() > 1 for a in Chem.MolFromSmiles(smi).GetAtoms())
+        bonded = set(graph.edge_index.ravel().tolist())
+        lonely = sum(1 for atom in range(graph.n_nodes) if atom not in bonded)
         assert cost.heavy_atoms == heavy, smi
-        assert cost.tokens == max(1, graph.n_edges), smi  # ESA: one token per directed bond
+        # ESA: one token per directed bond, one self-loop token per atom without a bond
+        assert cost.tokens == graph.n_edges + lonely, smi
+        assert cost.work == cost.tokens and cost.conformer_atoms == 0, smi  # 2D: no conformer
     # unparsable: 1 token (the featuriser refuses them before any model work); a pentavalent
     # carbon parses unsanitised, so its 5 bonds count
     assert [c.tokens for c in predictor_costs(INVALID, predictor)] == [1, 1, 1, 10]
+
+
+def test_disconnected_atoms_cost_one_token_each() -> None:
+    """200 unbonded carbons are 200 self-loop tokens for the model, not 1."""
+    from api.budget import molecule_costs
+
+    dots = ".".join(["C"] * 200)
+    assert molecule_costs([dots])[0].tokens == 200
+    assert molecule_costs([dots], "nsa")[0].tokens == 200
+    assert molecule_costs(["[Na+].[Cl-]", "C"])[0].tokens == 2
+
+
+def test_streaming_loop_stops_between_batches_of_a_chunk(predictor: Predictor) -> None:
+    """The loop under ``molprop predict`` and jobs asks ``should_stop`` before every model batch
+    too (not only per chunk): a stop during the model's passes drops the chunk unwritten."""
+    import pandas as pd
+
+    from molprop.errors import PredictionCancelled
+    from molprop.inference.streaming import predict_chunks
+    from molprop.io.readers import InputChunk
+
+    chunk = InputChunk(0, pd.DataFrame({"smiles": VALID * 4}))  # 24 rows: 6 batches of 4
+    polls: list[int] = []
+
+    def stop_in_the_model() -> bool:
+        # polled as the chunk is read, before each of its 24 rows is featurised, before it is
+        # predicted, then before each member's pass (2 members): stop at batch 2
+        polls.append(1)
+        return len(polls) > 1 + 24 + 1 + 2
+
+    written: list[int] = []
+    with pytest.raises(PredictionCancelled, match="batch 2 of 6"):
+        predict_chunks(
+            predictor,
+            [chunk],
+            "smiles",
+            lambda c, out: written.append(len(out)),
+            batch_size=4,
+            should_stop=stop_in_the_model,
+        )
+    assert written == []

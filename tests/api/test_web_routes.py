@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 from fastapi.testclient import TestClient
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from api.main import create_app
 from api.settings import Settings
 from api.web import STATIC_FILES, card_html
+from tests.api.test_api_limits import busy_lane
 
 
 def _config(page: str) -> dict:
@@ -100,3 +103,39 @@ def test_page_before_the_models_are_loaded_says_so(model_dir, tmp_path) -> None:
     page = TestClient(app).get("/")  # no lifespan run: the models are not loaded yet
     assert page.status_code == 503
     assert "still loading" in page.text and 'id="predict-form"' not in page.text
+
+
+def test_drawings_run_on_their_own_bounded_lane_and_repeat_from_the_cache(
+    model_dir, tmp_path, monkeypatch
+) -> None:
+    """With the drawing worker busy: a cached drawing is answered (the same bytes), one new
+    drawing waits in the queue (one place) and is drawn once the worker is free, the next is
+    refused with 503 and Retry-After; predictions are not held up by drawings."""
+    monkeypatch.setenv("MOLPROP_WEB_DRAW_QUEUE", "1")
+    app = create_app(Settings(model_dir=model_dir, data_dir=tmp_path, job_workers=0))
+    with TestClient(app) as c:
+        first = c.get("/web/molecule.svg", params={"smiles": "CCO"})
+        assert first.status_code == 200
+        queued: dict = {}
+
+        def wait_for_drawing() -> None:
+            queued["r"] = c.get("/web/molecule.svg", params={"smiles": "c1ccccc1O"})
+
+        with busy_lane(c, "draw"):
+            again = c.get("/web/molecule.svg", params={"smiles": "CCO"})
+            waiting = threading.Thread(target=wait_for_drawing)
+            waiting.start()
+            lane = c.app.state.lanes["draw"]
+            deadline = time.monotonic() + 30
+            while lane.waiting < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            refused = c.get("/web/molecule.svg", params={"smiles": "CCN"})
+            predicted = c.post("/v1/predict", json={"model": "solubility", "smiles": ["CCO"]})
+        waiting.join(timeout=30)
+    assert again.status_code == 200 and again.content == first.content
+    assert again.headers["content-type"] == "image/svg+xml"
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) >= 1
+    assert "too many drawings waiting" in refused.text
+    assert queued["r"].status_code == 200
+    assert ET.fromstring(queued["r"].text).tag == "{http://www.w3.org/2000/svg}svg"
+    assert predicted.status_code == 200

@@ -5,16 +5,20 @@ statuses, ids, row order), CSV uploads, cancel between chunks, bad input (4xx, n
 from __future__ import annotations
 
 import io
+import json
 import threading
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from fastapi.testclient import TestClient
 
+from api.main import create_app
 from molprop.inference import Predictor
 from molprop.inference.streaming import predict_stream
 from molprop.jobs import Worker, WorkerConfig
-from tests.api.jobs.helpers import hiv_smiles, wait_for
+from tests.api.jobs.helpers import hiv_smiles, job_settings, wait_for
 
 
 def run_worker(db_url: str, model_dir: Path, tmp_path: Path, **options) -> int:
@@ -112,6 +116,112 @@ def test_cancel_stops_a_running_job_between_chunks(jobs_client, db_url, model_di
     assert after["rows_done"] <= r.json()["rows_done"] + 16 * 3
     assert jobs_client.get(f"/v1/jobs/{job_id}/results").status_code == 409
     assert jobs_client.delete(f"/v1/jobs/{job_id}").status_code == 409
+
+
+class CountingFeaturizer:
+    """Wraps a featuriser: every ``from_smiles`` is counted and takes ``delay`` s longer."""
+
+    def __init__(self, inner: object, delay: float) -> None:
+        self.inner, self.delay, self.calls = inner, delay, 0
+
+    def from_smiles(self, smiles: str):
+        self.calls += 1
+        time.sleep(self.delay)
+        return self.inner.from_smiles(smiles)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+def test_cancel_takes_effect_within_a_chunk(model_dir, db_url, tmp_path):
+    """A cancel stops the worker between rows and batches of the chunk it is predicting, not
+    after the chunk (chunks of 1,500 rows here, >= 3 s of featurising each)."""
+    chunk = 1500
+    settings = job_settings(model_dir, db_url, tmp_path / "data", job_chunk_rows=chunk)
+    with TestClient(create_app(settings)) as client:
+        r = client.post("/v1/jobs", json={"model": "solubility", "smiles": hiv_smiles(2 * chunk)})
+        job_id = r.json()["id"]
+        worker = Worker(
+            WorkerConfig(
+                database_url=db_url,
+                data_dir=tmp_path / "data",
+                model_dir=model_dir,
+                exit_when_idle=True,
+                lease_s=10,
+            )
+        )
+        predictor = worker.predictor("solubility")
+        counting = CountingFeaturizer(predictor.featurizer, delay=0.002)
+        predictor.featurizer = counting
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            wait_for(lambda: counting.calls >= 100, 60, "featurising to start")
+            assert client.delete(f"/v1/jobs/{job_id}").json()["status"] == "cancelled"
+            at_cancel = counting.calls
+        finally:
+            thread.join(timeout=120)
+        assert not thread.is_alive()
+        after = client.get(f"/v1/jobs/{job_id}").json()
+    assert after["status"] == "cancelled" and after["rows_done"] == 0
+    # stopped within a third of one chunk's rows (the old loop finished the chunk and the
+    # next one featurised ahead: >= 3,000 rows)
+    assert counting.calls - at_cancel < chunk // 3, (at_cancel, counting.calls)
+    assert worker.jobs_run == 1
+
+
+def test_json_job_body_over_its_cap_is_413_pointing_to_a_file_upload(db_url, model_dir, tmp_path):
+    settings = job_settings(model_dir, db_url, tmp_path / "data", max_job_json_bytes=20_000)
+    smiles = hiv_smiles(1000)  # ~ 50 kB as JSON, ~ 50 kB as a CSV
+    body = json.dumps({"model": "solubility", "smiles": smiles}).encode()
+    json_type = {"content-type": "application/json"}
+    with TestClient(create_app(settings)) as client:
+        sized = client.post("/v1/jobs", content=body, headers=json_type)
+        chunked = client.post("/v1/jobs", content=iter([body[:10_000], body[10_000:]]),
+                              headers=json_type)  # fmt: skip
+        csv = "smiles\n" + "\n".join(smiles) + "\n"
+        upload = client.post(
+            "/v1/jobs", files={"file": ("x.csv", csv.encode())}, data={"model": "solubility"}
+        )
+        small = client.post("/v1/jobs", json={"model": "solubility", "smiles": smiles[:10]})
+    for r in (sized, chunked):
+        assert r.status_code == 413, r.text
+        detail = r.json()["detail"]
+        assert "20000 bytes" in detail and "MOLPROP_MAX_JOB_JSON_BYTES" in detail
+        assert "file upload" in detail and "multipart/form-data" in detail
+    assert upload.status_code == 202 and upload.json()["rows_total"] == 1000
+    assert small.status_code == 202 and small.json()["rows_total"] == 10
+
+
+def test_health_answers_while_a_large_json_job_body_is_parsed(db_url, model_dir, tmp_path):
+    """A 4 MB JSON job (100,000 SMILES) is parsed, validated and chunked in a thread: /health
+    keeps answering meanwhile (before: the event loop was blocked for most of the POST)."""
+    settings = job_settings(model_dir, db_url, tmp_path / "data", max_job_rows=200_000)
+    smiles = hiv_smiles(2000) * 50
+    body = json.dumps({"model": "solubility", "smiles": smiles}).encode()
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/health").status_code == 200
+        answer: dict = {}
+
+        def submit() -> None:
+            start = time.perf_counter()
+            r = client.post("/v1/jobs", content=body, headers={"content-type": "application/json"})
+            answer.update(status=r.status_code, rows=r.json().get("rows_total"))
+            answer["seconds"] = time.perf_counter() - start
+
+        thread = threading.Thread(target=submit)
+        thread.start()
+        waits = []
+        while thread.is_alive():
+            start = time.perf_counter()
+            assert client.get("/health").status_code == 200
+            waits.append(time.perf_counter() - start)
+            time.sleep(0.01)
+        thread.join()
+    assert answer["status"] == 202 and answer["rows"] == 100_000
+    # relative to the POST's own time (both scale with the machine's load): the longest
+    # /health wait is a small part of it (before: ~90 %)
+    assert len(waits) >= 3 and max(waits) < 0.4 * answer["seconds"], (waits, answer)
 
 
 @pytest.mark.parametrize(
