@@ -127,8 +127,8 @@ class SlowFeaturizer:
 def test_deadline_504_and_work_stops(model_dir) -> None:
     with app_client(model_dir, request_timeout_s=0.5) as c:
         predictor = c.app.state.models["solubility"].predictor
-        slow = SlowFeaturizer(predictor.featurizer, delay=0.05)
-        predictor.featurizer = slow
+        slow = SlowFeaturizer(predictor.screened, delay=0.05)
+        predictor.screened = slow
         start = time.monotonic()
         r = predict(c, ["CCO"] * 60)  # 3 s of featurising
         elapsed = time.monotonic() - start
@@ -145,8 +145,8 @@ def test_deadline_passed_in_queue_never_starts(model_dir) -> None:
         model_dir, request_timeout_s=0.3, inference_workers=1, small_request_tokens=1
     ) as c:
         predictor = c.app.state.models["solubility"].predictor
-        slow = SlowFeaturizer(predictor.featurizer, delay=0.0)
-        predictor.featurizer = slow
+        slow = SlowFeaturizer(predictor.screened, delay=0.0)
+        predictor.screened = slow
         with busy_lane(c, "large"):
             r = predict(c, ["CCO", "CCN"])
             assert r.status_code == 504

@@ -151,8 +151,8 @@ def test_cancel_takes_effect_within_a_chunk(model_dir, db_url, tmp_path):
             )
         )
         predictor = worker.predictor("solubility")
-        counting = CountingFeaturizer(predictor.featurizer, delay=0.002)
-        predictor.featurizer = counting
+        counting = CountingFeaturizer(predictor.screened, delay=0.002)
+        predictor.screened = counting
         thread = threading.Thread(target=worker.run)
         thread.start()
         try:
