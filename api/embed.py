@@ -142,20 +142,16 @@ async def embed(
             f"{len(body.smiles)} SMILES in one request; the limit is "
             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
         )
-    rejected, tokens = await run_in_threadpool(screen_rows, body.smiles, model, settings)
-    if tokens > settings.max_request_tokens:
+    rejected, cost = await run_in_threadpool(screen_rows, body.smiles, model, settings)
+    if cost.work > settings.max_request_tokens:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-            f"the request has {tokens} attention tokens "
-            f"({model.predictor.config.model.token_kind.upper()} tokens summed over "
-            f"its molecules); the limit is {settings.max_request_tokens} "
-            "(MOLPROP_MAX_REQUEST_TOKENS): split the request",
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, over_budget(cost, model, settings)
         )
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
     if batch:
         lanes: dict[str, Lane] = request.app.state.lanes
-        lane = lanes["small" if tokens <= settings.small_request_tokens else "large"]
+        lane = lanes["small" if cost.work <= settings.small_request_tokens else "large"]
         job = Job(deadline=arrival + settings.request_timeout_s)
 
         def work() -> pd.DataFrame:

@@ -36,4 +36,5 @@ def test_shipped_model(name: str) -> None:
     target = predictor.target_names[0]
     assert out["status"].tolist() == ["ok", "invalid_input"]
     assert math.isfinite(out[target][0]) and math.isnan(out[target][1])
-    assert out["in_domain"].dtype == bool
+    assert str(out["in_domain"].dtype) == "boolean"  # nullable: no prediction, no flag
+    assert out["in_domain"].isna().tolist() == (out["status"] != "ok").tolist()
