@@ -26,6 +26,7 @@ from api.routes import (
     find_model,
     get_models,
     get_settings,
+    over_budget,
     require_api_key,
     run_or_refuse,
     screen_rows,
