@@ -199,11 +199,11 @@ def _job_input(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _unsupported_rows(smiles: list[str], skip: dict[int, str]) -> list[int]:
-    """Rows the solubility model's chemistry checks refuse (elements it never saw, salts)."""
+def _unsupported_rows(model: Path, smiles: list[str], skip: dict[int, str]) -> list[int]:
+    """Rows the served model's chemistry checks refuse (elements it never saw, salts)."""
     from molprop.errors import UnsupportedMoleculeError
 
-    screened = Predictor.from_pretrained("solubility").screened
+    screened = Predictor.from_pretrained(model).screened
     rows = []
     for i, smi in enumerate(smiles):
         if i in skip:
@@ -216,12 +216,14 @@ def _unsupported_rows(smiles: list[str], skip: dict[int, str]) -> list[int]:
 
 
 def test_a_large_upload_becomes_a_job_with_progress_and_downloads_every_row(
-    browser, web_server: str, tmp_path: Path, download_dir: Path
+    browser, web_server: str, model_dir: Path, tmp_path: Path, download_dir: Path
 ) -> None:
     from selenium.webdriver.common.by import By
 
     frame = _job_input(tmp_path / "lipo_2000.csv")
-    unsupported = _unsupported_rows(frame["smiles"].tolist(), skip=BAD_ROWS)
+    unsupported = _unsupported_rows(
+        model_dir / "solubility", frame["smiles"].tolist(), skip=BAD_ROWS
+    )
     _open(browser, web_server, "solubility")
     browser.find_element(By.ID, "csv-file").send_keys(str(tmp_path / "lipo_2000.csv"))
     browser.find_element(By.ID, "id-column").send_keys("compound")
