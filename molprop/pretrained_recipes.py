@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from molprop.artifact.store import rename_targets
 from molprop.models.config import PRESETS, ModelConfig, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,14 @@ class Recipe:
     model: dict[str, Any] = field(default_factory=dict)
     train: dict[str, Any] = field(default_factory=dict)
     split_from: str = ""
+    #: the data file's column of the target when the shipped model names it otherwise
+    #: (``target``; the column's name is kept as the model's former name, still accepted)
+    column: str = ""
+
+    @property
+    def data_column(self) -> str:
+        """The data's column of the target."""
+        return self.column or self.target
 
     @property
     def structures(self) -> bool:
@@ -98,7 +107,7 @@ RECIPES: dict[str, Recipe] = {
             "solubility",
             "delaney_chemprop.csv.gz",
             "smiles",
-            "logp",
+            "logS",
             "log10(mol/L)",
             "regression",
             60,
@@ -107,13 +116,14 @@ RECIPES: dict[str, Recipe] = {
             "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
             "ranking small neutral organic molecules by aqueous solubility at 25 °C",
             "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
+            column="logp",
         ),
         Recipe(
             "lipophilicity",
             "lipo_chemprop.csv.gz",
             "smiles",
-            "lipo",
-            "logD (pH 7.4)",
+            "logD_7.4",
+            "log10 units (logD, octanol/water at pH 7.4)",
             "regression",
             40,
             "octanol/water distribution coefficient at pH 7.4",
@@ -121,12 +131,13 @@ RECIPES: dict[str, Recipe] = {
             "`data/lipo.csv`, 4,200 molecules",
             "MIT (chemprop repository); ChEMBL data CC BY-SA 3.0",
             "estimating logD 7.4 of drug-like molecules",
+            column="lipo",
         ),
         Recipe(
             "hydration_free_energy",
             "freesolv_chemprop.csv.gz",
             "smiles",
-            "freesolv",
+            "hydration_free_energy",
             "kcal/mol",
             "regression",
             50,
@@ -135,12 +146,13 @@ RECIPES: dict[str, Recipe] = {
             "642 molecules",
             "MIT (chemprop repository); FreeSolv data as published by Mobley & Guthrie",
             "estimating hydration free energies of small neutral molecules",
+            column="freesolv",
         ),
         Recipe(
             "bbb_penetration",
             "bbbp.csv.gz",
             "smiles",
-            "p_np",
+            "bbb_probability",
             "probability",
             "classification",
             40,
@@ -148,7 +160,8 @@ RECIPES: dict[str, Recipe] = {
             "BBBP (Martins et al. 2012), MoleculeNet / chemprop `data/bbbp.csv`, 2,039 molecules",
             "MIT (chemprop repository)",
             "flagging whether a molecule is likely to penetrate the blood-brain barrier "
-            "(output: probability of the positive class, p_np = 1)",
+            "(output: probability of the positive class, p_np = 1 in the data)",
+            column="p_np",
         ),
         Recipe(
             "homo_lumo_gap",
@@ -308,7 +321,7 @@ def train(recipe: Recipe, out: Path) -> None:
             **{
                 "data": load_data(recipe) if not recipe.structures else None,
                 "smiles_column": recipe.smiles_column,
-                "target_columns": [recipe.target],
+                "target_columns": [recipe.data_column],
                 "out": out,
                 "task_type": recipe.task_type,
                 "split_type": "scaffold",
@@ -321,6 +334,7 @@ def train(recipe: Recipe, out: Path) -> None:
             }
         )
         run_train(request)
+    rename_targets(out, [recipe.target])  # the shipped name (the data's column: former name)
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
     if previous:
         from molprop.artifact.store import read_metrics, write_metrics
@@ -479,7 +493,7 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
             frame = frame if isinstance(frame, pd.DataFrame) else read_table(frame)
             data = frame.iloc[split["row"].to_numpy()].reset_index(drop=True)
         spec = TableSpec(
-            data, recipe.smiles_column, [recipe.target], config.featurizer, progress=False
+            data, recipe.smiles_column, [recipe.data_column], config.featurizer, progress=False
         )
         table = load_table(spec)
     if len(table) != len(split) or table.smiles != split["smiles"].tolist():

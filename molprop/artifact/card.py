@@ -473,10 +473,15 @@ def write_card(
     sizes = training.get("split_sizes") or training.get("sizes") or {}
     split_kind = _SPLITS.get(config.provenance.split_type, "")
     output = (
-        "probability of the positive class"
+        f"`{', '.join(task.target_names)}`, the probability of the positive class"
         if task.task_type == "classification"
-        else f"column `{', '.join(task.target_names)}` of the data, in {unit}"
+        else f"`{', '.join(task.target_names)}`, in {unit}"
     )
+    if task.former_names:
+        output += (
+            f" (formerly `{', '.join(task.former_names)}`, the data's column; the old name is "
+            "still accepted for a deprecation period)"
+        )
     if task.per_atom and task.task_type == "regression":
         output += " (a per-atom target: the model predicts per atom, the output is the total)"
     calibration = Calibration.load(directory)

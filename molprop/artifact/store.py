@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
 
+from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.errors import ArtifactError
 from molprop.models.model import MolPropModel
@@ -57,6 +59,38 @@ def load_config(directory: str | Path) -> ArtifactConfig:
         return ArtifactConfig.from_dict(json.loads(path.read_text()))
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ArtifactError(f"corrupt {path}: {exc}") from exc
+
+
+def rename_targets(directory: str | Path, names: Sequence[str]) -> ArtifactConfig:
+    """Give the model's targets new ``names`` (same order): the config (the old names kept as
+    ``former_names``, still accepted for a deprecation period), the calibration's per-target
+    entries and the per-target keys of ``metrics.json``. Weights do not change."""
+    directory = Path(directory)
+    config = load_config(directory)
+    old = config.task.target_names
+    if len(names) != len(old):
+        raise ArtifactError(f"{len(names)} new names for {len(old)} targets of {directory}")
+    if tuple(names) == old:
+        return config
+    mapping = dict(zip(old, names))
+    task = replace(config.task, target_names=tuple(names), former_names=old)
+    config = replace(config, task=task)
+    (directory / CONFIG_NAME).write_text(json.dumps(config.to_dict(), indent=2))
+    calibration = Calibration.load(directory)
+    if calibration is not None:
+        targets = {mapping.get(k, k): v for k, v in calibration.targets.items()}
+        replace(calibration, targets=targets).save(directory)
+    if (directory / METRICS_NAME).exists():
+        write_metrics(directory, _renamed_keys(read_metrics(directory), mapping))
+    return config
+
+
+def _renamed_keys(value: Any, mapping: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {mapping.get(k, k): _renamed_keys(v, mapping) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed_keys(v, mapping) for v in value]
+    return value
 
 
 def write_metrics(directory: str | Path, metrics: dict[str, Any]) -> Path:

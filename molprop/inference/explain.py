@@ -363,8 +363,7 @@ def _target_column(predictor: Predictor, target: str | None) -> tuple[int, str]:
     names = predictor.target_names
     if target is None:
         return 0, names[0]
-    if target not in names:
-        raise ConfigError(f"unknown target {target!r}; the model predicts {names}")
+    target = predictor.config.task.resolve_target(target)
     return names.index(target), target
 
 

@@ -5,6 +5,7 @@ Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
 ``error`` (the reason, empty when ok). SMILES pass the chemistry checks first
 (:mod:`molprop.inference.screen`): ``standardized_smiles`` is the molecule the model read. A
 model with an applicability domain adds ``in_domain`` (missing where there is no prediction).
+Each target's column is followed by ``<target>_unit`` (its unit, when the model records one).
 Ensembles add a
 ``<target>_std`` column (spread of the members). Calibrated artifacts add
 ``<target>_low`` / ``<target>_high`` (regression: conformal interval, ``interval=0.9`` by
@@ -189,6 +190,9 @@ class Predictor:
                     status[i], error[i] = STATUS_ERROR, "model produced a non-finite value"
                     values[i] = np.nan
         frame = pd.DataFrame(values, columns=names)
+        for j, (name, unit) in enumerate(zip(names, self.config.task.units)):
+            if unit:  # every output says its unit
+                frame.insert(2 * j + 1, f"{name}_unit", unit)
         if len(self.members) > 1:
             for j, name in enumerate(names):
                 frame[f"{name}_std"] = stds[:, j]

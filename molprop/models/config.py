@@ -10,6 +10,7 @@ String options are ``Literal`` types, checked when a config is made.
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, get_args
 
@@ -211,9 +212,17 @@ class TaskConfig:
     scaler_mean: tuple[float, ...] = ()
     scaler_std: tuple[float, ...] = ()
     per_atom: bool = False
+    #: the names the targets had before they were renamed (same order; empty: never renamed),
+    #: still accepted where a target is named (:meth:`resolve_target`) for a deprecation period
+    former_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_choice("task type", self.task_type, TASK_TYPES)
+        if self.former_names and len(self.former_names) != len(self.target_names):
+            raise ConfigError(
+                f"former_names has {len(self.former_names)} names for "
+                f"{len(self.target_names)} targets"
+            )
         if len(self.scaler_mean) != len(self.scaler_std):
             raise ConfigError(
                 f"scaler_mean has {len(self.scaler_mean)} values, scaler_std {len(self.scaler_std)}"
@@ -223,13 +232,29 @@ class TaskConfig:
     def scaler(self) -> TargetScaler:
         return TargetScaler(self.scaler_mean, self.scaler_std)
 
+    def resolve_target(self, name: str) -> str:
+        """A target's current name from its current or former name (a former name warns:
+        ``FutureWarning``); an unknown name: ``ConfigError`` listing the targets."""
+        if name in self.target_names:
+            return name
+        if name in self.former_names:
+            current = self.target_names[self.former_names.index(name)]
+            warnings.warn(
+                f"target {name!r} is now called {current!r}; the old name is accepted for a "
+                "deprecation period only",
+                FutureWarning,
+                stacklevel=2,
+            )
+            return current
+        raise ConfigError(f"unknown target {name!r}; the model predicts {list(self.target_names)}")
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TaskConfig:
         data = dict(data)
-        for key in ("target_names", "units", "scaler_mean", "scaler_std"):
+        for key in ("target_names", "units", "scaler_mean", "scaler_std", "former_names"):
             if key in data:
                 data[key] = tuple(data[key])
         return from_dict_strict(cls, data)

@@ -153,6 +153,7 @@ def test_python_predictor_matches_cli_artifact(trained):
         "smiles",
         "standardized_smiles",
         "logp",
+        "logp_unit",
         "logp_std",
         "status",
         "error",

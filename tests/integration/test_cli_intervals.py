@@ -30,27 +30,27 @@ def _predict(table: Path, out: Path, *extra: str) -> pd.DataFrame:
 
 def test_default_interval_columns(table: Path, tmp_path: Path) -> None:
     out = _predict(table, tmp_path / "a.csv")
-    assert {"logp_low", "logp_high"} <= set(out.columns)
+    assert {"logS_low", "logS_high"} <= set(out.columns)
     ok = out["status"] == "ok"
-    assert (out.loc[ok, "logp_low"] < out.loc[ok, "logp"]).all()
-    assert (out.loc[ok, "logp"] < out.loc[ok, "logp_high"]).all()
-    assert out.loc[~ok, ["logp_low", "logp_high"]].isna().all().all()
+    assert (out.loc[ok, "logS_low"] < out.loc[ok, "logS"]).all()
+    assert (out.loc[ok, "logS"] < out.loc[ok, "logS_high"]).all()
+    assert out.loc[~ok, ["logS_low", "logS_high"]].isna().all().all()
     # the same as the Python API, and chunking does not change a row
     frame = Predictor.from_pretrained("solubility").predict(SMILES)
-    assert np.allclose(out["logp_low"], frame["logp_low"], equal_nan=True, rtol=1e-5)
+    assert np.allclose(out["logS_low"], frame["logS_low"], equal_nan=True, rtol=1e-5)
     chunked = _predict(table, tmp_path / "b.csv", "--chunk-size", "2")
-    assert np.allclose(chunked["logp_high"], out["logp_high"], equal_nan=True, rtol=1e-5)
+    assert np.allclose(chunked["logS_high"], out["logS_high"], equal_nan=True, rtol=1e-5)
 
 
 def test_interval_level_and_off(table: Path, tmp_path: Path) -> None:
     wide = _predict(table, tmp_path / "a.csv", "--interval", "0.95")
     narrow = _predict(table, tmp_path / "b.csv", "--interval", "0.5")
     ok = wide["status"] == "ok"
-    width = lambda f: (f["logp_high"] - f["logp_low"])[ok]  # noqa: E731
+    width = lambda f: (f["logS_high"] - f["logS_low"])[ok]  # noqa: E731
     assert (width(wide) > width(narrow)).all()
     for off in ("none", "0"):
         plain = _predict(table, tmp_path / f"{off}.csv", "--interval", off)
-        assert "logp_low" not in plain.columns and "logp_high" not in plain.columns
+        assert "logS_low" not in plain.columns and "logS_high" not in plain.columns
 
 
 def test_bad_levels_refused(table: Path, tmp_path: Path, capsys) -> None:
@@ -69,7 +69,7 @@ def test_classifier_reports_calibrated_probability(table: Path, tmp_path: Path) 
     argv = ["predict", "--model", "bbb_penetration", "--input", str(table), "--output", str(out)]
     assert main([*argv, "--no-progress"]) == 0
     frame = pd.read_csv(out)
-    assert "p_np_uncalibrated" in frame.columns and "p_np_low" not in frame.columns
+    assert "bbb_probability_uncalibrated" in frame.columns and "bbb_probability_low" not in frame.columns
     ok = frame["status"] == "ok"
-    assert not np.allclose(frame.loc[ok, "p_np"], frame.loc[ok, "p_np_uncalibrated"])
-    assert frame.loc[ok, "p_np"].between(0, 1).all()
+    assert not np.allclose(frame.loc[ok, "bbb_probability"], frame.loc[ok, "bbb_probability_uncalibrated"])
+    assert frame.loc[ok, "bbb_probability"].between(0, 1).all()

@@ -127,7 +127,7 @@ def test_installed_package_finds_and_runs_its_shipped_models(
     from molprop.inference import Predictor  # the repository's code and artifact, here
 
     here = Predictor.from_pretrained(repo_model).predict(SMILES)
-    assert probe["by_name"]["logp"][:2] == pytest.approx(here["logp"].tolist()[:2], abs=1e-6)
+    assert probe["by_name"]["logS"][:2] == pytest.approx(here["logS"].tolist()[:2], abs=1e-6)
     assert probe["by_name"]["status"] == ["ok", "ok", "invalid_input"]
 
     # the installed console script `molprop`, by model name, from another directory
@@ -140,5 +140,5 @@ def test_installed_package_finds_and_runs_its_shipped_models(
     )
     out = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)
     assert out["smiles"].tolist() == SMILES and out["status"].tolist() == probe["by_name"]["status"]
-    logp = [float(v) for v in out["logp"].tolist()[:2]]
-    assert logp == pytest.approx(probe["by_name"]["logp"][:2], abs=1e-6)
+    logs = [float(v) for v in out["logS"].tolist()[:2]]
+    assert logs == pytest.approx(probe["by_name"]["logS"][:2], abs=1e-6)

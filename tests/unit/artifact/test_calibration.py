@@ -155,7 +155,7 @@ def test_old_artifact_without_calibration_predicts_without_interval(tmp_path, ca
     columns and a log line saying it is not calibrated."""
     from molprop.inference import Predictor
 
-    for name, target in (("solubility", "logp"), ("bbb_penetration", "p_np")):
+    for name, target in (("solubility", "logS"), ("bbb_penetration", "bbb_probability")):
         old = tmp_path / name
         shutil.copytree(shipped_models_dir() / name, old)
         (old / CALIBRATION_NAME).unlink()

@@ -62,14 +62,14 @@ def test_shipped_esa_model_onnx_equals_torch(tmp_path, hiv_smiles):
     onnx_model = Predictor.from_pretrained(model_dir, backend="onnxruntime")
     assert torch_model.config.model.token_kind == "esa"
     a, b = torch_model.predict(hiv_smiles), onnx_model.predict(hiv_smiles)
-    assert {"logp_std", "logp_low", "logp_high", "in_domain"} <= set(a.columns)
+    assert {"logS_std", "logS_low", "logS_high", "in_domain"} <= set(a.columns)
     # HIV screening molecules include metal complexes and inorganics: unsupported, no prediction
     assert (a["status"] == "ok").sum() >= 900
     assert a["status"].isin(["ok", "unsupported"]).sum() >= 990
     assert a["status"].iloc[-2:].tolist() == ["invalid_input", "invalid_input"]
     assert_same_frame(a, b)
     # not a trivially equal pair: the members differ from each other by far more than TOL
-    assert a["logp_std"].median() > 100 * TOL
+    assert a["logS_std"].median() > 100 * TOL
 
 
 def nsa_artifact(directory: Path, n_members: int = 2) -> Path:
