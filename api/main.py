@@ -27,6 +27,7 @@ from api.errors import validation_error
 from api.explain import explain_router
 from api.jobs import UPLOAD, jobs_router
 from api.limits import BodySizeLimit
+from api.physchem import physchem_router
 from api.registry import ServedModel, add_job_models, load_models
 from api.routes import health_router, v1
 from api.scheduler import Lane
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(v1)
     app.include_router(explain_router)
     app.include_router(embed_router)
+    app.include_router(physchem_router)
     app.include_router(jobs_router)
     app.include_router(web_router(web))
     app.include_router(docs_router(title))

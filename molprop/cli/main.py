@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "calibrate": "molprop.cli.calibrate",
     "explain": "molprop.cli.explain",
     "embed": "molprop.cli.embed",
+    "physchem": "molprop.cli.physchem",
     "worker": "molprop.cli.worker",
     "export": "molprop.cli.export",
     "hpopt": "molprop.cli.hpopt",
