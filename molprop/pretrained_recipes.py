@@ -18,7 +18,7 @@ model) so that the artifacts stay under 10 MB and the whole run is reproducible 
     python -m molprop.pretrained_recipes --stage calibrate-cv solubility  # CV calibration + card
     python -m molprop.pretrained_recipes --stage card     # (re)write card.md only
 
-``homo_lumo_gap_3d`` (issue 20) is the structure-input twin of ``homo_lumo_gap``: the same QM9
+``homo_lumo_gap_3d`` is the structure-input twin of ``homo_lumo_gap``: the same QM9
 part and the same split (its ``split.csv``, so build ``homo_lumo_gap`` first), the B3LYP
 geometries of the file through the 3D featuriser of ``benchmarks/qm9_3d_vs_2d.sh`` (bond tokens,
 heavy atoms, element-pair Gaussians, MAE loss). Its ``finish`` stage also scores it on RDKit/MMFF
@@ -49,8 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data" / "moleculenet"
 PRETRAINED = REPO / "pretrained"
 
-#: architecture shared by every shipped 2D model: the CLI's default preset (issue 17: `small`,
-#: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no dropout, directed tokens). Until session 28 the
+#: architecture shared by every shipped 2D model: the CLI's default preset (`small`:
+#: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no dropout, directed tokens). Earlier the
 #: shipped models pinned dropout 0.1, a 128-wide head, no weight averaging, weight decay on every
 #: parameter and patience 12; ``make pretrained`` now trains them as ``molprop train`` would by
 #: default (their earlier test metrics are kept in ``metrics.json["previous"]`` and on the card).
@@ -406,7 +406,7 @@ def previous_note(
         if isinstance(old.get(k), float) and isinstance(test.get(k), float)
     ]
     return (
-        "Retrained with `molprop train`'s default recipe (issue 17); the model it replaced had "
+        "Retrained with `molprop train`'s default recipe; the model it replaced had "
         + (", ".join(changed) if changed else "the same settings")
         + ". Ensemble test metrics, replaced -> this model (same split): "
         + ", ".join(shown)

@@ -60,7 +60,7 @@ Layout of ``calibration.json`` (format version 2)::
                           "multipliers": {"levels": [0.01, ..., 0.99],
                                           "bins": {"all": [...], "in_domain": [...], ...}}}}}
 
-``multipliers`` (optional; written since issue 17) caches crepes' own per-bin multiplier of
+``multipliers`` (optional; absent in older files) caches crepes' own per-bin multiplier of
 sigma at the levels 0.01, 0.02, ..., 0.99 (None: the bin cannot serve that level), so that
 serving those levels needs no crepes import (~1.5 s of scipy.stats / scikit-learn per process);
 any other level, and files without the table, are computed by crepes. The intervals are

@@ -79,7 +79,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         "--preset",
         type=preset_arg,
         default=None,
-        help="named starting point: default (= small since issue 17: hidden 64, 4 heads, "
+        help="named starting point: default (= small: hidden 64, 4 heads, "
         "'MSMSP S', batch 64, lr 5e-4; the shipped models' size), wide (the earlier default: "
         "hidden 128, 8 heads, 'MSMSMP S', lr 1e-4; ~3.5x the CPU time per epoch), or a preset "
         "JSON file (molprop hpopt writes one); explicit flags override its values",

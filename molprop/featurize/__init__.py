@@ -27,9 +27,9 @@ class Featurizer(Protocol):
 #: only served with the featuriser version it was trained on. History: "2d" 1 -> 2 and "3d"
 #: 1 -> 2: stereo as CIP classes instead of RDKit's atom-order-relative chiral tags, and 3D
 #: conformers embedded from a canonical atom order (same molecule, same features). "3d" 2 -> 3
-#: (issue 20): a ``mode`` parameter, default ``"bonds"`` (RDKit atom / bond features on bond
+#: a ``mode`` parameter, default ``"bonds"`` (RDKit atom / bond features on bond
 #: tokens + distances) and ``atom_gaussians`` on by default; every graph carries atomic numbers.
-#: "3d" 3 -> 4 (issue 20): ``include_h`` defaults to None (heavy-atom graph where bonds are known,
+#: "3d" 3 -> 4: ``include_h`` defaults to None (heavy-atom graph where bonds are known,
 #: hydrogens as nodes on the radius-graph fallback) instead of True.
 FEATURIZER_VERSIONS: dict[str, int] = {"2d": 2, "3d": 4}
 

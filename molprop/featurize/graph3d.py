@@ -23,7 +23,7 @@ cannot be embedded is an ``InvalidInputError`` for its row.
 Two modes (``mode``; featuriser version 3, :data:`molprop.featurize.FEATURIZER_VERSIONS`):
 
 * ``"radius"`` (the only mode of version 2, unchanged): the radius graph and node features above.
-* ``"bonds"`` (the default since version 3; issue 20): a superset of the 2D featuriser. Tokens are
+* ``"bonds"`` (the default since version 3): a superset of the 2D featuriser. Tokens are
   the molecule's bonds (both directions), each ``[RDKit bond features | not-a-bond = 0 |
   rbf(d_ij)]``; nodes are ``[RDKit atom features | element one-hot | tags | fixed | per-atom
   Gaussian sums]`` (``atom_gaussians`` on by default; the sums run over *all* atoms within

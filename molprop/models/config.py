@@ -24,7 +24,7 @@ WeightDecayOn = Literal["matrices", "all"]
 WEIGHT_DECAY_ON: tuple[str, ...] = get_args(WeightDecayOn)
 LOSSES = REGRESSION_LOSSES
 #: ``pair_rbf`` that ``molprop train --featurizer 3d`` uses unless ``--pair-rbf`` says otherwise
-#: (issue 20: 16 element-pair Gaussians beat none on QM9, docs/results/3d.md). ``ModelConfig``
+#: (16 element-pair Gaussians beat none on QM9, docs/results/3d.md). ``ModelConfig``
 #: itself keeps 0, the value of every config written before pair Gaussians existed.
 DEFAULT_PAIR_RBF_3D = 16
 
@@ -119,7 +119,7 @@ class ModelConfig:
     configs, which therefore load unchanged.
 
     The task type is not an architecture setting: it lives in :class:`TaskConfig` (only the
-    loss and the output transform use it). ``config.json`` files written before issue 16 carry a
+    loss and the output transform use it). older ``config.json`` files carry a
     copy in ``model.task_type``; :meth:`from_dict` checks that it is a known task type and drops
     it. :meth:`to_dict` no longer writes it: earlier molprop versions read a missing
     ``model.task_type`` as ``"regression"`` and never use it to predict (only their training
@@ -179,10 +179,10 @@ class ModelConfig:
         for key, default in (
             ("extra_to_head", True),
             ("extra_skip", False),
-            # the only scheme before issue 17: config.json files of directed models stay
+            # the only scheme earlier: config.json files of directed models stay
             # readable by older molprop
             ("token_scheme", "directed"),
-            ("pair_rbf", 0),  # element-pair Gaussians (issue 20): absent before them
+            ("pair_rbf", 0),  # element-pair Gaussians: absent before them
         ):
             if out[key] == default:  # written only when set: the earlier layout otherwise
                 del out[key]
@@ -270,11 +270,11 @@ class TrainConfig:
     validates (and keeps) an exponential moving average of the weights over ~E epochs of steps
     instead of the last step's weights (see ``training.lightning_module``); 0 turns it off.
     ``schedule`` / ``warmup_epochs`` / ``lr_floor``: the LR schedule (see :data:`Schedule`; the
-    default ``plateau`` is the only one before issue 17, so old artifacts read as it).
+    default ``plateau`` is the only earlier one, so old artifacts read as it).
     ``weight_decay_on`` ``"matrices"``: AdamW decays only the weight matrices of Linear layers
     (not biases, LayerNorm weights, PMA seeds or distance-basis centres / widths); ``"all"``:
-    every trainable parameter (the only behaviour before issue 16; artifacts written before the
-    option existed load with it). ``loss`` (regression only; issue 20): ``"mse"`` squared error
+    every trainable parameter (the only earlier behaviour; artifacts written before the
+    option existed load with it). ``loss`` (regression only): ``"mse"`` squared error
     (the default, and what every earlier artifact used), ``"mae"`` absolute error, ``"huber"``
     Huber with delta 1, all on standardised targets; classification always trains with BCE and
     refuses any other value.
@@ -317,8 +317,8 @@ class TrainConfig:
 
 
 #: Named starting points for ``molprop train / pretrain --preset NAME`` (explicit flags still
-#: override each value; with no ``--preset`` the CLI uses ``default``). ``default`` = ``small``
-#: since issue 17: hidden 64, 4 heads, 4 encoder blocks, 8 seeds, no dropout, batch 64, lr 5e-4
+#: override each value; with no ``--preset`` the CLI uses ``default``). ``default`` = ``small``:
+#: hidden 64, 4 heads, 4 encoder blocks, 8 seeds, no dropout, batch 64, lr 5e-4
 #: (the shipped models' architecture). ``wide``: the default before it (the dataclass defaults:
 #: hidden 128, 8 heads, 5 blocks, lr 1e-4) -- more accurate on Lipophilicity, ~3.5x the CPU time
 #: per training epoch (benchmarks/RESULTS.md, docs/results/default_search.md).
@@ -335,11 +335,11 @@ _SMALL: dict[str, dict[str, Any]] = {
 }
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    # issue 17 (session 27): `molprop hpopt` on Lipophilicity found nothing within the per-epoch
+    # `molprop hpopt` on Lipophilicity found nothing within the per-epoch
     # cost of chemprop that beat `small` on validation data (docs/results/default_search.md), so
     # `small` is the default; what the presets leave out are the dataclass defaults
     "default": _SMALL,
-    # the default of sessions 4-26 spelled out (the dataclass defaults above): hidden 128, 8
+    # the earlier default spelled out (the dataclass defaults above): hidden 128, 8
     # heads, 5 blocks; most accurate on Lipophilicity, 2.75x chemprop's CPU time per epoch
     "wide": {
         "model": {
@@ -352,7 +352,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         },
         "train": {"batch_size": 32, "lr": 1e-4, "schedule": "plateau"},
     },
-    # the shipped models' architecture (pretrained/); the same values as `default` since issue 17
+    # the shipped models' architecture (pretrained/); the same values as `default`
     "small": _SMALL,
 }
 

@@ -6,7 +6,7 @@ Weight decay (``weight_decay_on``): ``"matrices"`` decays only the ``weight`` ma
 ``nn.Linear`` layers (nanoGPT-style groups; see :func:`decay_split`); biases, LayerNorm weights
 and biases, the PMA seed vectors and the learnable distance-basis centres / widths are not
 pulled towards 0 (a LayerNorm gain of 0 or a seed at the origin is no simpler a model). ``"all"``
-decays every trainable parameter (the behaviour before issue 16, kept by the shipped recipes).
+decays every trainable parameter (the earlier behaviour, kept by the shipped recipes).
 
 Weight averaging: with ``ema_epochs`` E > 0 the module keeps an exponential moving average of
 the trainable weights, updated after every optimiser step with decay ``1 - 1 / (E * steps per

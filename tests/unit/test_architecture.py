@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -206,3 +207,19 @@ def test_predicting_with_an_augmented_artifact_loads_no_training_code(augmented_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+HISTORY = re.compile(r"\b(?:issues?|sessions?) \d+", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("package", ["molprop", "api"])
+def test_no_project_history_in_the_code(package: str) -> None:
+    """History lives in git: no "issue N" / "session N" in the product's code or comments."""
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in sorted((ROOT / package).rglob("*"))
+        if path.suffix in {".py", ".js", ".html", ".css"}
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if HISTORY.search(line)
+    ]
+    assert found == []
