@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8000
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint bench pretrained clean
+.PHONY: install serve test lint docs bench pretrained clean
 
 install: $(STAMP)
 
@@ -22,6 +22,10 @@ serve: install
 test: install
 	-@bash scripts/install-system-deps.sh --check
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25 tests
+
+docs: install
+	$(PY) -m pip install -q -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 lint: install
 	$(VENV)/bin/ruff check molprop api tests benchmarks
