@@ -217,6 +217,7 @@ def build_results(
                 standardized_smiles=row.standardized_smiles,
                 value=row.value,
                 uncertainty=row.std,
+                percentile=row.percentile,
                 in_domain=row.in_domain,
                 interval=None
                 if row.interval is None

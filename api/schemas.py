@@ -69,6 +69,11 @@ class PredictionResult(BaseModel):
     )
     value: float | None
     uncertainty: float | None = Field(None, description="std over ensemble members")
+    percentile: float | None = Field(
+        None,
+        description="the value's percentile (0-100) among the model's predictions for approved "
+        "drugs (see the model card); null for a model without that reference or a failed row",
+    )
     in_domain: bool | None = Field(
         None,
         description="applicability domain (see the model card); null for a model without "

@@ -598,7 +598,19 @@ def finish(recipe: Recipe, out: Path, work: Path | None = None, threads: int | N
         metrics = read_metrics(out)
         metrics["input_comparison"] = input_comparison(recipe, out)
         write_metrics(out, metrics)
+    reference(out)
     write_recipe_card(recipe, out)
+
+
+#: what the percentile reference of every shipped model is called on its card and in its output
+REFERENCE_NAME = "approved drugs (ClinTox FDA-approved, data/admet/approved_drugs.csv.gz)"
+
+
+def reference(out: Path) -> None:
+    """Store the model's predictions over the approved-drug set (percentiles at request time)."""
+    from molprop.training.reference import fit_reference
+
+    fit_reference(out, name=REFERENCE_NAME)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -606,11 +618,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", default=list(RECIPES), help="models to build")
     parser.add_argument(
         "--stage",
-        choices=["all", "train", "finish", "calibrate", "calibrate-cv", "card"],
+        choices=["all", "train", "finish", "calibrate", "calibrate-cv", "reference", "card"],
         default="all",
         help="finish: domain + calibration (as the recipe says) + card; calibrate: "
         "calibration on the validation split + card; calibrate-cv: calibration on "
-        "out-of-fold predictions of train+val (5-fold scaffold CV) + card; card: card.md only",
+        "out-of-fold predictions of train+val (5-fold scaffold CV) + card; reference: "
+        "predictions over the approved-drug set (percentiles) + card; card: card.md only",
     )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     parser.add_argument(
@@ -640,7 +653,9 @@ def main(argv: list[str] | None = None) -> int:
             calibrate(recipe, out)
         if args.stage == "calibrate-cv":
             calibrate_cv(recipe, out, work, args.threads)
-        if args.stage in ("calibrate", "calibrate-cv", "card"):
+        if args.stage == "reference":
+            reference(out)
+        if args.stage in ("calibrate", "calibrate-cv", "reference", "card"):
             write_recipe_card(recipe, out)
     return 0
 

@@ -17,6 +17,7 @@ import pandas as pd
 from molprop.artifact.calibration import NOT_CALIBRATED, Calibration, ConformalTarget
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
+from molprop.artifact.reference import Reference
 from molprop.artifact.store import load_config, read_metrics
 
 CARD_NAME = "card.md"
@@ -95,6 +96,25 @@ def domain_lines(directory: Path, test_set: str = "test set") -> list[str]:
 # ----------------------------------------------------------------- calibration
 
 CALIBRATION_HEADING = "## Uncertainty and calibration"
+
+
+def percentile_lines(directory: Path) -> list[str]:
+    """The card's section on ``<target>_percentile`` (none without a stored reference)."""
+    stored = Reference.load(directory)
+    if stored is None:
+        return []
+    spans = ", ".join(
+        f"`{t}` {q[10]:.3g} / {q[100]:.3g} / {q[190]:.3g}" for t, q in stored.quantiles.items()
+    )
+    return [
+        "## Percentiles among approved drugs",
+        "",
+        f"`<target>_percentile` is the value's percentile (0-100) among this model's predictions "
+        f"for {stored.n} {stored.name} (the molecules its chemistry checks accept); 5th / 50th / "
+        f"95th percentile of those predictions: {spans}. A percentile compares with drugs, not "
+        "with a measured scale.",
+        "",
+    ]
 _BIN_LABELS = {"in_domain": "in domain", "out_of_domain": "out of domain"}
 
 
@@ -559,6 +579,7 @@ def write_card(
         "",
         *calibration_lines(directory, metrics),
         "",
+        *percentile_lines(directory),
         "## Intended use",
         "",
         f"{intended_use[0].upper()}{intended_use[1:]}. A screening aid, not a replacement for "

@@ -5,7 +5,9 @@ Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
 ``error`` (the reason, empty when ok). SMILES pass the chemistry checks first
 (:mod:`molprop.inference.screen`): ``standardized_smiles`` is the molecule the model read. A
 model with an applicability domain adds ``in_domain`` (missing where there is no prediction).
-Each target's column is followed by ``<target>_unit`` (its unit, when the model records one).
+Each target's column is followed by ``<target>_unit`` (its unit, when the model records one)
+and, for a model that stores its predictions over approved drugs, ``<target>_percentile`` (the
+value's percentile among them, 0-100).
 Ensembles add a
 ``<target>_std`` column (spread of the members). Calibrated artifacts add
 ``<target>_low`` / ``<target>_high`` (regression: conformal interval, ``interval=0.9`` by
@@ -31,6 +33,7 @@ from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration, novelty_fro
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.onnx import load_onnx_members
+from molprop.artifact.reference import Reference
 from molprop.artifact.resolve import resolve_model
 from molprop.artifact.store import load_config, load_members
 from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
@@ -89,6 +92,8 @@ class Predictor:
             self.featurizer, None if elements is None else frozenset(elements)
         )
         self.calibration = Calibration.load(self.directory)  # None: written before calibration
+        #: predictions over approved drugs (percentiles); None: the model stores none
+        self.reference = Reference.load(self.directory)
 
     @classmethod
     def from_pretrained(
@@ -202,8 +207,23 @@ class Predictor:
             if self.calibration is None and (level is not None or self.task_type != "regression"):
                 note_uncalibrated(self.directory, self.task_type)
             calibrate_probabilities(frame, self.calibration, names)
+            self._add_percentiles(frame)
             add_intervals(frame, self.calibration, names, level, None)
         return frame
+
+    def _add_percentiles(self, frame: pd.DataFrame) -> None:
+        """``<target>_percentile`` after the target's value (and unit): its percentile (0-100)
+        among the model's predictions for approved drugs (:mod:`molprop.artifact.reference`),
+        for a model that stores them; NaN where there is no prediction."""
+        if self.reference is None:
+            return
+        for name in self.target_names:
+            if name not in self.reference.quantiles:
+                continue
+            at = frame.columns.get_loc(name) + 1 + int(f"{name}_unit" in frame.columns)
+            frame.insert(
+                at, f"{name}_percentile", np.round(self.reference.percentile(name, frame[name]), 1)
+            )
 
     def interval_level(self, interval: float | str | None) -> float | None:
         """``interval`` checked (see :func:`~molprop.inference.intervals.interval_level`; above

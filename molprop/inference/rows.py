@@ -70,6 +70,9 @@ class RowPrediction:
     error: str | None = None
     interval: tuple[float, float, float] | None = None
     standardized_smiles: str | None = None
+    #: the value's percentile among the model's predictions for approved drugs (None: the
+    #: model stores none, or the row failed)
+    percentile: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -99,6 +102,7 @@ class RowPrediction:
                 status=status, error=str(row["error"]) or None, standardized_smiles=standardized
             )
         std = row.get(f"{target}_std")
+        percentile = row.get(f"{target}_percentile")
         in_domain = row.get("in_domain")
         low, high = row.get(f"{target}_low"), row.get(f"{target}_high")
         interval = None
@@ -113,6 +117,7 @@ class RowPrediction:
             in_domain=None if in_domain is None or in_domain is pd.NA else bool(in_domain),
             interval=interval,
             standardized_smiles=standardized,
+            percentile=None if percentile is None else _finite_or_none(percentile),
         )
 
 
