@@ -4,9 +4,11 @@ Steps: resolve the pretrained artifact -> read train (and val/test, or split tra
 pretrained featuriser -> fit a new scaler on the training labels -> build augmentation inputs
 (label/embed strategies) -> :func:`~molprop.training.fit.fit_ensemble`, each member loading the
 pretrained weights strictly, re-initialising the head when needed, frozen if asked -> evaluate
--> write the artifact (plus a copy of the pretrained artifact when prediction needs augmentation
-inputs) and ``metrics.json``: in a data-parallel run, on global rank 0 only. Returns a
-:class:`FinetuneResult`.
+and score the baselines (:mod:`molprop.transfer.baselines`: mean predictor, starting model,
+linear model on its prediction) on the held-out parts -> write the artifact (plus a copy of the
+pretrained artifact when prediction needs augmentation inputs), its applicability domain,
+calibration, ``metrics.json`` (with ``baselines`` and ``verdict``) and ``card.md``: in a
+data-parallel run, on global rank 0 only. Returns a :class:`FinetuneResult`.
 
 Default for in-house assays (new target names): ``full`` fine-tuning with a fresh head, encoder
 and readout loaded from the pretrained model, scaffold split 0.8/0.1/0.1 when no ``val`` table
@@ -121,7 +123,8 @@ class FinetuneRequest:
 
 @dataclass(frozen=True)
 class FinetuneResult(TrainResult):
-    """A :class:`TrainResult` plus whether the head was re-initialised."""
+    """A :class:`TrainResult` plus whether the head was re-initialised; ``metrics`` holds the
+    ``baselines`` and their ``verdict`` (:func:`molprop.transfer.baselines.verdict`)."""
 
     fresh_head: bool = False
 
