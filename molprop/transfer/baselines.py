@@ -95,7 +95,9 @@ def verdict(
 ) -> dict[str, Any]:
     """Whether the fine-tuned ensemble (``metrics[part]["ensemble"]``) beats each baseline on
     validation (test when there is no validation part). ``beats_*``: None when that baseline
-    was not computed (``beats_mean`` None: no held-out part at all)."""
+    was not computed (``beats_mean`` None: no held-out part at all); ``beats_mean_on_test``
+    (when both parts exist): the same against the mean predictor on test, told in the
+    message when False."""
     key = "roc_auc" if task_type == "classification" else "rmse"
     higher = key == "roc_auc"
     part = next((p for p in ("val", "test") if p in baselines), None)
@@ -129,6 +131,16 @@ def verdict(
             f"the fine-tuned model beats all baselines on {where} "
             f"({key.upper()} {model:.3g}; {shown})"
         )
+    if part == "val" and "test" in baselines and "mean" in baselines["test"]:
+        # the decision stays on validation; a loss on test is said too
+        on_test = float(metrics["test"]["ensemble"].get(key, float("nan")))
+        mean_test = float(baselines["test"]["mean"].get(key, float("nan")))
+        result["beats_mean_on_test"] = _better(on_test, mean_test, higher)
+        if not result["beats_mean_on_test"]:
+            result["message"] += (
+                f" (on test it does NOT beat the mean predictor: {key.upper()} "
+                f"{on_test:.3g} vs {mean_test:.3g})"
+            )
     return result
 
 

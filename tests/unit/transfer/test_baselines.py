@@ -54,5 +54,34 @@ def test_verdict_says_plainly_when_the_model_loses() -> None:
     )
     assert (auc["metric"], auc["beats_mean"], auc["beats_start"]) == ("roc_auc", True, False)
     assert "prefer the better baseline" in auc["message"]
+    both = {**baselines, "test": {"mean": {"rmse": 1.3}}}
+    mixed = verdict(
+        {"val": {"ensemble": {"rmse": 0.9}}, "test": {"ensemble": {"rmse": 1.4}}},
+        both,
+        "regression",
+    )
+    assert mixed["beats_mean"] and mixed["beats_mean_on_test"] is False
+    assert mixed["message"].endswith(
+        "(on test it does NOT beat the mean predictor: RMSE 1.4 vs 1.3)"
+    )
     none = verdict({}, {}, "regression")
     assert none["beats_mean"] is None and "NOT checked" in none["message"]
+
+
+def test_cli_line_warns_on_any_loss() -> None:
+    from molprop.cli.finetune import verdict_line
+
+    baselines = {"val": {"mean": {"rmse": 1.1}}, "test": {"mean": {"rmse": 1.3}}}
+    won = verdict(
+        {"val": {"ensemble": {"rmse": 0.9}}, "test": {"ensemble": {"rmse": 1.0}}},
+        baselines,
+        "regression",
+    )
+    assert verdict_line({"verdict": won}) == f"baselines: {won['message']}"
+    on_test = verdict(
+        {"val": {"ensemble": {"rmse": 0.9}}, "test": {"ensemble": {"rmse": 1.4}}},
+        baselines,
+        "regression",
+    )
+    assert verdict_line({"verdict": on_test}).startswith("WARNING: the fine-tuned model beats")
+    assert verdict_line({}).startswith("WARNING: no baselines")
