@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -74,6 +74,11 @@ class JobUpload(BaseModel):
     task_type: Literal["regression", "classification"] = "regression"
     epochs: int = Field(30, ge=1, le=500, description="finetune: most training epochs")
     unit: str | None = Field(None, description="finetune: unit of the label")
+    force_publish: bool = Field(
+        False,
+        description="finetune: publish the new model even when it does not beat the mean "
+        "predictor on validation (by default it is then not published)",
+    )
 
     def model_name(self, served: Collection[str]) -> str:
         """``model``, or for a fine-tune job without one the foundation model when it is
@@ -106,7 +111,20 @@ class JobInfo(BaseModel):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     error: str | None = None
-    new_model: str | None = Field(None, description="finetune: the name the model is served as")
+    new_model: str | None = Field(
+        None, description="finetune: the name the model is served as (null: not published)"
+    )
+    published: bool | None = Field(
+        None,
+        description="finetune, done: whether the model is served (false: it does not beat the "
+        "mean predictor on validation and force_publish was not set; see report.reason)",
+    )
+    report: dict[str, Any] | None = Field(
+        None,
+        description="finetune, done: held-out ensemble metrics (val, test), the baselines' "
+        "metrics (mean predictor, starting model, linear model on its prediction), the "
+        "verdict, published and reason",
+    )
     owner: str | None = Field(
         None, description="name of the API key that submitted the job (null: no keys)"
     )

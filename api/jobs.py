@@ -84,6 +84,7 @@ def get_engine(request: Request) -> Engine:
 
 
 def job_info(job: JobRecord) -> JobInfo:
+    published = None if job.report is None else job.report.get("published")
     return JobInfo(
         id=job.id,
         kind=job.kind,
@@ -95,7 +96,11 @@ def job_info(job: JobRecord) -> JobInfo:
         started_at=job.started_at,
         finished_at=job.finished_at,
         error=job.error,
-        new_model=job.options.get("name") if job.kind == "finetune" else None,
+        new_model=job.options.get("name")
+        if job.kind == "finetune" and published is not False
+        else None,
+        published=published,
+        report=job.report,
         owner=job.owner,
     )
 
@@ -285,6 +290,7 @@ def _form_job(
             "epochs": fields.epochs,
             "unit": fields.unit,
             "rows": table.rows_total,
+            "force_publish": fields.force_publish,
         }
         return store.create_job(
             engine, "finetune", model.name, None, options, path.read_bytes(), owner=caller.owner

@@ -140,4 +140,17 @@ def run(args: argparse.Namespace) -> int:
         parts = [p for p in ("train", "val", "test") if p in result.metrics]
         print(json.dumps({p: result.ensemble(p) for p in parts}, indent=2))
         print(f"fine-tuned artifact written to {args.out}")
+        print(verdict_line(result.metrics))
     return 0
+
+
+def verdict_line(metrics: dict) -> str:
+    """The baselines' verdict as one line: ``WARNING: ...`` when the fine-tuned model does not
+    beat one of them on validation, or the mean predictor on test (or was not checked)."""
+    from molprop.transfer.baselines import losing
+
+    found = metrics.get("verdict") or {}
+    message = found.get("message", "no baselines computed")
+    if losing(found) or found.get("beats_mean") is None or found.get("beats_mean_on_test") is False:
+        return f"WARNING: {message}"
+    return f"baselines: {message}"

@@ -1,12 +1,18 @@
 """A fine-tune job: the caller's labelled table (stored with the job) + a served base model ->
 a new artifact, stored in the job database as the model the caller named
-(:func:`molprop.jobstore.store.finish_with_model`), which every API process then serves."""
+(:func:`molprop.jobstore.store.finish_with_model`), which every API process then serves.
+
+The job's ``report`` carries the held-out metrics, the baselines and their verdict
+(:mod:`molprop.transfer.baselines`). A model that does not beat the mean predictor on
+validation is not published unless the job asked ``force_publish``: the job is then done with
+``published: false`` and the reason (:func:`molprop.jobstore.store.finish_unpublished`)."""
 
 from __future__ import annotations
 
 import logging
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -25,7 +31,31 @@ FINETUNE_DEFAULTS = {
     "epochs": 30,
     "ensemble_size": 1,
     "seed": 0,
+    "force_publish": False,
 }
+
+
+def job_report(metrics: dict[str, Any], force_publish: bool) -> dict[str, Any]:
+    """What the job's status shows: ensemble metrics per held-out part, baselines, verdict,
+    and whether the model is published (``reason`` when not, or when forced)."""
+    verdict = metrics.get("verdict", {})
+    report: dict[str, Any] = {
+        "metrics": {p: metrics[p]["ensemble"] for p in ("val", "test") if p in metrics},
+        "baselines": metrics.get("baselines", {}),
+        "verdict": verdict,
+        "published": True,
+        "reason": None,
+    }
+    if verdict.get("beats_mean") is False:
+        if force_publish:
+            report["reason"] = f"published although {verdict['message']} (force_publish)"
+        else:
+            report["published"] = False
+            report["reason"] = (
+                f"not published: {verdict['message']}; submit again with force_publish=true "
+                "to publish it anyway"
+            )
+    return report
 
 
 def run_finetune_job(engine: Engine, job: JobRecord, base_dir: Path) -> None:
@@ -38,7 +68,7 @@ def run_finetune_job(engine: Engine, job: JobRecord, base_dir: Path) -> None:
         data.write_bytes(store.read_payload(engine, job.id))
         out = Path(tmp) / "model"
         log.info("job %s: fine-tuning %s on %s -> %s", job.id, job.model, data, options["name"])
-        run_finetune(
+        result = run_finetune(
             FinetuneRequest(
                 pretrained=base_dir,
                 data=data,
@@ -58,8 +88,13 @@ def run_finetune_job(engine: Engine, job: JobRecord, base_dir: Path) -> None:
                 progress=False,
             )
         )
-        store.finish_with_model(engine, job.id, job.claim, options["name"], out)
+        report = job_report(result.metrics, bool(options["force_publish"]))
+        if not report["published"]:
+            store.finish_unpublished(engine, job.id, job.claim, report)
+            log.warning("job %s: %s", job.id, report["reason"])
+            return
+        store.finish_with_model(engine, job.id, job.claim, options["name"], out, report)
     log.info("job %s: model %s stored", job.id, options["name"])
 
 
-__all__ = ["FINETUNE_DEFAULTS", "run_finetune_job"]
+__all__ = ["FINETUNE_DEFAULTS", "job_report", "run_finetune_job"]

@@ -4,7 +4,9 @@ a change here needs a new revision (``tests/unit/jobstore`` compares the two).
 * ``jobs`` — one row per job: kind (``predict`` / ``finetune``), model, status, progress
   (``rows_done`` of ``rows_total``), timestamps, error, options (JSON), the worker's claim and
   lease (``claim``, ``lease_expires``: epoch seconds), attempts, and the ``owner``: the name of
-  the API key that submitted it (null without keys, the local single-user service).
+  the API key that submitted it (null without keys, the local single-user service), and
+  the ``report`` (JSON) of a finished fine-tune job: held-out metrics, baselines, verdict,
+  whether its model was published.
 * ``job_chunks`` — a predict job's input, cut into chunks at submission (``input``: JSON
   ``[[field, ...], ...]``), and each chunk's result rows as CSV records without the header
   (``result``: null until the chunk is done). A chunk's result and the job's progress are
@@ -53,6 +55,7 @@ jobs = Table(
     Column("lease_expires", Float, nullable=True),
     Column("attempts", Integer, nullable=False),
     Column("owner", String(64), nullable=True),
+    Column("report", Text, nullable=True),
     Index("ix_jobs_status_created", "status", "created_at"),
     Index("ix_jobs_owner_created", "owner", "created_at"),
 )

@@ -17,6 +17,7 @@ different jobs without waiting); SQLite serialises writers (``BEGIN IMMEDIATE``,
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Iterator
@@ -78,6 +79,7 @@ class JobRecord:
     attempts: int
     claim: str | None = None
     owner: str | None = None
+    report: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> JobRecord:
@@ -99,6 +101,7 @@ class JobRecord:
             attempts=m["attempts"],
             claim=m["claim"],
             owner=m["owner"],
+            report=json.loads(m["report"]) if m["report"] else None,
         )
 
 
@@ -425,10 +428,47 @@ def read_payload(engine: Engine, job_id: str) -> bytes:
 # --------------------------------------------------------------------------- fine-tuned models
 
 
-def finish_with_model(engine: Engine, job_id: str, token: str, name: str, directory: Path) -> None:
-    """Store the artifact in ``directory`` as model ``name`` and mark the job done, in one
-    transaction (:class:`JobLost` if the job is no longer held; :class:`JobStoreError` if the
-    name is taken)."""
+def _json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def finish_unpublished(engine: Engine, job_id: str, token: str, report: dict[str, Any]) -> None:
+    """Mark a held fine-tune job done with its ``report``, storing no model (its model was
+    not published; the report says why). :class:`JobLost` if the job is no longer held."""
+    with engine.begin() as conn:
+        n = conn.execute(
+            update(jobs)
+            .where(_held(job_id, token))
+            .values(
+                status=DONE,
+                finished_at=utcnow(),
+                claim=None,
+                lease_expires=None,
+                report=json.dumps(_json_safe(report)),
+            )
+        ).rowcount
+    if n != 1:
+        raise JobLost(f"job {job_id} is no longer held by this worker")
+
+
+def finish_with_model(
+    engine: Engine,
+    job_id: str,
+    token: str,
+    name: str,
+    directory: Path,
+    report: dict[str, Any] | None = None,
+) -> None:
+    """Store the artifact in ``directory`` as model ``name`` and mark the job done with its
+    ``report``, in one transaction (:class:`JobLost` if the job is no longer held;
+    :class:`JobStoreError` if the name is taken)."""
     files = sorted(p for p in Path(directory).rglob("*") if p.is_file())
     with engine.begin() as conn:
         if conn.execute(select(jobs.c.id).where(_held(job_id, token))).first() is None:
@@ -445,7 +485,13 @@ def finish_with_model(engine: Engine, job_id: str, token: str, name: str, direct
         conn.execute(
             update(jobs)
             .where(_held(job_id, token))
-            .values(status=DONE, finished_at=utcnow(), claim=None, lease_expires=None)
+            .values(
+                status=DONE,
+                finished_at=utcnow(),
+                claim=None,
+                lease_expires=None,
+                report=None if report is None else json.dumps(_json_safe(report)),
+            )
         )
 
 

@@ -4,9 +4,11 @@ Steps: resolve the pretrained artifact -> read train (and val/test, or split tra
 pretrained featuriser -> fit a new scaler on the training labels -> build augmentation inputs
 (label/embed strategies) -> :func:`~molprop.training.fit.fit_ensemble`, each member loading the
 pretrained weights strictly, re-initialising the head when needed, frozen if asked -> evaluate
--> write the artifact (plus a copy of the pretrained artifact when prediction needs augmentation
-inputs) and ``metrics.json``: in a data-parallel run, on global rank 0 only. Returns a
-:class:`FinetuneResult`.
+and score the baselines (:mod:`molprop.transfer.baselines`: mean predictor, starting model,
+linear model on its prediction) on the held-out parts -> write the artifact (plus a copy of the
+pretrained artifact when prediction needs augmentation inputs), its applicability domain,
+calibration, ``metrics.json`` (with ``baselines`` and ``verdict``) and ``card.md``: in a
+data-parallel run, on global rank 0 only. Returns a :class:`FinetuneResult`.
 
 Default for in-house assays (new target names): ``full`` fine-tuning with a fresh head, encoder
 and readout loaded from the pretrained model, scaffold split 0.8/0.1/0.1 when no ``val`` table
@@ -28,7 +30,9 @@ import pandas as pd
 from safetensors.torch import load_file
 
 from molprop.artifact.augment import PretrainedSource, fit_augmentation, raw_features, standardise
+from molprop.artifact.card import write_card
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
+from molprop.artifact.domain import add_domain_to_artifact
 from molprop.artifact.resolve import resolve_base_model
 from molprop.artifact.store import load_config, member_path, save_artifact
 from molprop.data.loader import GraphDataset
@@ -48,6 +52,7 @@ from molprop.training.train import (
     split_table,
 )
 from molprop.training.warm_start import init_from_pretrained
+from molprop.transfer.baselines import baseline_metrics, verdict
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.strategies import (
     AUGMENT_KIND,
@@ -118,7 +123,8 @@ class FinetuneRequest:
 
 @dataclass(frozen=True)
 class FinetuneResult(TrainResult):
-    """A :class:`TrainResult` plus whether the head was re-initialised."""
+    """A :class:`TrainResult` plus whether the head was re-initialised; ``metrics`` holds the
+    ``baselines`` and their ``verdict`` (:func:`molprop.transfer.baselines.verdict`)."""
 
     fresh_head: bool = False
 
@@ -258,9 +264,36 @@ def write_finetuned(
     if artifact.augment is not None:
         copy_pretrained(pre_dir, out / artifact.augment.source)
     save_artifact(out, artifact, members)
+    if data is not None and artifact.featurizer.kind == "2d":
+        # applicability domain over the training SMILES, as ``molprop train`` writes it
+        add_domain_to_artifact(out, list(data.parts["train"].smiles))
     if data is not None:
         calibrate_finetuned(out, data, metrics)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    write_finetuned_card(out, artifact, metrics)
+
+
+def write_finetuned_card(out: Path, artifact: ArtifactConfig, metrics: dict[str, Any]) -> None:
+    """``card.md`` of a fine-tuned artifact, with the baselines' verdict among its notes."""
+    notes = []
+    if "verdict" in metrics:
+        notes.append(f"Baselines ({metrics['verdict']['part']}): {metrics['verdict']['message']}.")
+        for part, found in metrics.get("baselines", {}).items():
+            key = metrics["verdict"]["metric"]
+            shown = ", ".join(f"{name} {m.get(key, float('nan')):.3g}" for name, m in found.items())
+            model = metrics.get(part, {}).get("ensemble", {}).get(key, float("nan"))
+            notes.append(
+                f"Held-out {part} {key.upper()}: fine-tuned {model:.3g}; baselines {shown}."
+            )
+    prov = artifact.provenance
+    write_card(
+        out,
+        title=f"fine-tuned from {Path(prov.finetuned_from).name} ({prov.strategy})",
+        data_source="the fine-tuning table",
+        licence="as the fine-tuning data's",
+        intended_use="the fine-tuning assay's chemistry; check the baselines below first",
+        notes=notes,
+    )
 
 
 def calibrate_finetuned(out: Path, data: FinetuneData, metrics: dict[str, Any]) -> None:
@@ -370,6 +403,20 @@ def part_targets(
     return targets, {"note": note, **fits, "train_residual_rmse": rmse.tolist()}
 
 
+def held_out_baselines(
+    pre_dir: Path, pre: ArtifactConfig, data: FinetuneData, task: TaskConfig
+) -> dict[str, dict[str, dict[str, float]]]:
+    """The baselines' metrics on the held-out parts (:mod:`molprop.transfer.baselines`): the
+    starting model's first prediction is used only when its task type is the fine-tune's."""
+    parts = {k: t for k, t in data.parts.items() if k == "train" or len(t)}
+    start = None
+    if pre.task.task_type == task.task_type:
+        source = PretrainedSource(pre_dir)
+        start = {k: source.low_predictions(t.graphs)[:, 0] for k, t in parts.items()}
+    targets = {k: t.targets for k, t in parts.items()}
+    return baseline_metrics(targets, start, task.task_type, list(task.target_names))
+
+
 def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     """Fine-tune and write the artifact to ``request.out`` (in a data-parallel run, global rank
     0 alone writes files; every rank trains and evaluates)."""
@@ -439,6 +486,9 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         k: evaluate_split(fitted.members, t.graphs, t.targets, task, extra[k])
         for k, t in data.parts.items()
     }
+    metrics["baselines"] = held_out_baselines(pre_dir, pre, data, task)
+    metrics["verdict"] = verdict(metrics, metrics["baselines"], task.task_type)
+    log.info("baselines: %s", metrics["verdict"]["message"])
     wall_seconds = round(time.perf_counter() - start, 1)
     metrics["training"] = {
         "members": fitted.summaries,
