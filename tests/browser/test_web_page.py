@@ -246,8 +246,22 @@ def test_a_large_upload_becomes_a_job_with_progress_and_downloads_every_row(
     # progress is recorded per chunk of JOB_CHUNK_ROWS rows
     assert all(v % JOB_CHUNK_ROWS == 0 or v == JOB_ROWS for v in seen), seen
     assert browser.find_element(By.ID, "job-text").text == f"{JOB_ROWS} / {JOB_ROWS} rows (done)"
-    rows = _rows(browser)  # the table shows the first rows of the job's results
-    assert [r["id"] for r in rows] == frame["compound"].tolist()[: len(rows)]
+    # the table shows the job's results a page of MOLPROP_WEB_TABLE_ROWS (500) at a time
+    ids = frame["compound"].tolist()
+    assert [r["id"] for r in _rows(browser)] == ids[:500]
+    pager = browser.find_element(By.ID, "pager")
+    assert pager.is_displayed() and browser.find_element(By.ID, "page-text").text == (
+        f"rows 1–500 of {JOB_ROWS}"
+    )
+    assert not browser.find_element(By.ID, "page-prev").is_enabled()
+    for _ in range(3):
+        browser.find_element(By.ID, "page-next").click()
+    assert browser.find_element(By.ID, "page-text").text == f"rows 1501–2000 of {JOB_ROWS}"
+    assert [r["id"] for r in _rows(browser)] == ids[1500:]
+    assert not browser.find_element(By.ID, "page-next").is_enabled()
+    browser.find_element(By.ID, "page-prev").click()
+    assert [r["id"] for r in _rows(browser)] == ids[1000:1500]
+    assert [r["index"] for r in _rows(browser)] == list(range(1000, 1500))
 
     before = set(download_dir.iterdir())
     browser.find_element(By.ID, "download").click()
