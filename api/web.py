@@ -22,7 +22,8 @@ Settings (environment, defaults in brackets):
 - ``MOLPROP_WEB_JOB_ROWS`` [100]: inputs with more rows become jobs (capped at
   ``MOLPROP_MAX_BATCH``, the most ``/v1/predict`` takes).
 - ``MOLPROP_WEB_TABLE_ROWS`` [500]: rows of the results table shown a page (Previous /
-  Next; the downloaded CSV has all of them).
+  Next; a larger job's pages are fetched with ``GET /v1/jobs/{id}/results?offset=&limit=``,
+  the downloaded CSV has all of them).
 - ``MOLPROP_WEB_POLL_MS`` [500]: how often the page asks for a job's progress.
 - ``MOLPROP_WEB_DRAW_WORKERS`` [1]: threads drawing molecules (a 200-atom cage takes ~0.8 s).
 - ``MOLPROP_WEB_DRAW_QUEUE`` [16]: drawings that may wait for them (more: 503).

@@ -1,5 +1,7 @@
 // molprop web page: small inputs -> POST /v1/predict, larger ones -> POST /v1/jobs with a
-// progress bar (GET /v1/jobs/{id}), then GET /v1/jobs/{id}/results (CSV).
+// progress bar (GET /v1/jobs/{id}), then GET /v1/jobs/{id}/results (CSV; a page at a time
+// with ?offset=&limit= when the job has more rows than a table page). A predicted row's
+// per-atom picture comes from POST /v1/explain and is shown as an <img> from a blob: URL.
 // Everything from the user or the server is inserted with textContent, never as HTML.
 "use strict";
 
@@ -17,6 +19,9 @@
     job: null,
     sort: { key: "index", dir: 1 },
     offset: 0, // the first row of the page shown (config.tableRows rows a page)
+    // a job larger than a page: {id, columns, total}; its pages come from
+    // GET /v1/jobs/{id}/results?offset=&limit= and state.rows is the page shown
+    remote: null,
   };
 
   // ------------------------------------------------------------------ helpers
@@ -140,7 +145,7 @@
 
   // a job's results CSV: the input's columns (an upload's own SMILES and ID columns, or
   // "id" and "smiles" for pasted input), then the predictions, status and error
-  function rowsFromCsv(text, target, columns) {
+  function rowsFromCsv(text, target, columns, start = 0) {
     const table = parseCsv(text);
     const head = table[0] || [];
     const col = (name) => head.indexOf(name);
@@ -161,10 +166,10 @@
     return table
       .slice(1)
       .filter((cells) => !(cells.length === 1 && cells[0] === ""))
-      .map((cells, index) => {
+      .map((cells, i) => {
         const status = get(cells, c.status);
         return {
-          index,
+          index: start + i,
           id: get(cells, c.id),
           smiles: get(cells, c.smiles),
           standardized: get(cells, c.standardized),
@@ -205,14 +210,15 @@
   function renderTable() {
     const tbody = $("results-table").querySelector("tbody");
     tbody.replaceChildren();
-    const total = state.rows.length;
+    const total = state.remote ? state.remote.total : state.rows.length;
     state.offset = Math.max(0, Math.min(state.offset, total - 1));
     const end = Math.min(total, state.offset + config.tableRows);
+    const shown = state.remote ? state.rows : state.rows.slice(state.offset, end);
     $("pager").hidden = total <= config.tableRows;
     $("page-text").textContent = `rows ${total ? state.offset + 1 : 0}–${end} of ${total}`;
     $("page-prev").disabled = state.offset === 0;
     $("page-next").disabled = end >= total;
-    for (const r of state.rows.slice(state.offset, end)) {
+    for (const r of shown) {
       const tr = document.createElement("tr");
       tr.dataset.index = String(r.index);
       tr.dataset.status = r.status;
@@ -274,7 +280,7 @@
       return c !== 0 ? dir * c : a.index - b.index;
     });
     state.sort = { key, dir };
-    state.offset = 0;
+    if (!state.remote) state.offset = 0; // a job's page is sorted in place
     renderTable();
   }
 
@@ -311,7 +317,8 @@
     $("interval-header").textContent = `Interval (${level === null ? "none" : percent(level)})`;
   }
 
-  function showResults(rows, total, model, note, level) {
+  function showResults(rows, total, model, note, level, remote = null) {
+    state.remote = remote;
     state.rows = rows;
     state.total = total;
     state.model = model;
@@ -476,14 +483,53 @@
       const why = job.error ? `: ${job.error}` : "";
       throw new Error(`job ${job.id} ${job.status}${why}`);
     }
+    if (job.rows_total > config.tableRows) {
+      // a page at a time from the service; Download CSV fetches the whole result
+      state.csv = null;
+      const remote = { id: job.id, columns, total: job.rows_total };
+      const rows = await fetchPage(remote, model, 0);
+      const more = `The table shows ${config.tableRows} rows a page (sorting sorts the page); Download CSV has all of them.`;
+      showResults(rows, job.rows_total, model, [note, more].filter(Boolean).join(" "), level, remote);
+      message(`Job ${job.id} done: ${job.rows_total} rows; see each row's status, or Download CSV.`, "ok");
+      return;
+    }
     const response = await fetch(`/v1/jobs/${encodeURIComponent(job.id)}/results`, { headers: headers() });
     if (!response.ok) throw new Error(await errorText(response));
     state.csv = await response.text();
     const rows = rowsFromCsv(state.csv, model.target, columns);
-    const more = rows.length > config.tableRows ? `The table shows ${config.tableRows} rows a page; the CSV has all of them.` : "";
-    showResults(rows, rows.length, model, [note, more].filter(Boolean).join(" "), level);
+    showResults(rows, rows.length, model, note, level);
     const failed = rows.filter((r) => r.status !== "ok").length;
     message(`Job ${job.id} done: ${rows.length} rows, ${failed} failed.`, failed ? "warn" : "ok");
+  }
+
+  // rows offset .. offset + config.tableRows - 1 of a job's results
+  async function fetchPage(remote, model, offset) {
+    const url = `/v1/jobs/${encodeURIComponent(remote.id)}/results?offset=${offset}&limit=${config.tableRows}`;
+    const response = await fetch(url, { headers: headers() });
+    if (!response.ok) throw new Error(await errorText(response));
+    return rowsFromCsv(await response.text(), model.target, remote.columns, offset);
+  }
+
+  async function turnPage(step) {
+    const offset = state.offset + step * config.tableRows;
+    if (!state.remote) {
+      state.offset = offset;
+      renderTable();
+      return;
+    }
+    const buttons = [$("page-prev"), $("page-next")];
+    for (const b of buttons) b.disabled = true;
+    try {
+      const remote = state.remote;
+      const rows = await fetchPage(remote, state.model, offset);
+      if (state.remote !== remote) return; // new results meanwhile
+      state.rows = rows;
+      state.offset = offset;
+      state.sort = { key: "index", dir: 1 };
+    } catch (err) {
+      message(err instanceof Error ? err.message : String(err), "error");
+    }
+    renderTable();
   }
 
   // ------------------------------------------------------------ explanation
@@ -557,9 +603,17 @@
     }
   }
 
-  function download() {
+  async function download() {
     const model = state.model;
-    const text = state.csv !== null ? state.csv : resultsCsv(state.rows, model.target);
+    let text;
+    if (state.remote) {
+      const response = await fetch(`/v1/jobs/${encodeURIComponent(state.remote.id)}/results`, { headers: headers() });
+      if (!response.ok) {
+        message(await errorText(response), "error");
+        return;
+      }
+      text = await response.text();
+    } else text = state.csv !== null ? state.csv : resultsCsv(state.rows, model.target);
     const blob = new Blob([text], { type: "text/csv" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
@@ -605,12 +659,8 @@
     event.preventDefault();
     explainRow(r);
   });
-  const turn = (step) => {
-    state.offset += step * config.tableRows;
-    renderTable();
-  };
-  $("page-prev").addEventListener("click", () => turn(-1));
-  $("page-next").addEventListener("click", () => turn(1));
+  $("page-prev").addEventListener("click", () => turnPage(-1));
+  $("page-next").addEventListener("click", () => turnPage(1));
   $("api-key-field").hidden = !config.needsKey;
   showCard();
   document.body.dataset.ready = "true";

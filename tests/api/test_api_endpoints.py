@@ -93,7 +93,8 @@ def test_in_domain_flags_training_molecule_and_outlier(client: TestClient, model
     assert flags == [True, False, None, None]  # no prediction: no domain flag
     # the similarity that decided it: a training molecule is its own nearest neighbour
     similarity = [x["similarity"] for x in results]
-    assert similarity[0] == pytest.approx(1.0) and 0.0 <= similarity[1] < similarity[0]
+    # (a long alkane shares every bit with a training alkane: out of domain by its size)
+    assert similarity[0] == pytest.approx(1.0) and 0.0 <= similarity[1] <= 1.0
     assert similarity[2:] == [None, None]
 
 
