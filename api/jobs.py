@@ -22,10 +22,11 @@ import logging
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
@@ -362,6 +363,38 @@ def _job(engine: Engine, job_id: str, caller: Caller) -> JobRecord:
     return job
 
 
+#: most result rows one ``GET /v1/jobs/{id}/results?limit=`` page holds
+MAX_RESULT_PAGE = 100_000
+
+
+def result_page(parts: Iterator[str], offset: int, limit: int | None) -> Iterator[str]:
+    """The header line of a result CSV streamed as ``parts`` (its first part is the header
+    line), then its records ``offset`` to ``offset + limit - 1`` exactly as written. A record
+    ends at a line break outside quotes: where the quotes seen so far are even (a quoted field
+    may hold line breaks; ``""`` escapes keep the count even)."""
+    parts = iter(parts)
+    header = next(parts, None)
+    if header is None:
+        return
+    yield header
+    end = None if limit is None else offset + limit
+    index, record, quotes = 0, [], 0
+    for part in parts:
+        for line in part.splitlines(keepends=True):
+            record.append(line)
+            quotes += line.count('"')
+            if quotes % 2 or not line.endswith(("\n", "\r")):
+                continue
+            if index >= offset:
+                yield "".join(record)
+            index += 1
+            record, quotes = [], 0
+            if end is not None and index >= end:
+                return
+    if record and index >= offset and (end is None or index < end):
+        yield "".join(record)
+
+
 JobId = Annotated[str, PathParam(max_length=64, description="the id POST /v1/jobs returned")]
 
 
@@ -390,10 +423,23 @@ def get_job(
         409: {"model": ErrorBody, "description": "the job is not done (or is a fine-tune job)"},
     },
 )
-def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], caller: CallerDep):
+def job_results(
+    job_id: JobId,
+    engine: Annotated[Engine, Depends(get_engine)],
+    caller: CallerDep,
+    offset: Annotated[
+        int, Query(ge=0, description="skip this many result rows (0: from the first)")
+    ] = 0,
+    limit: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_RESULT_PAGE, description="at most this many result rows (none: all)"),
+    ] = None,
+):
     """The result CSV of a done predict job, streamed: the input columns (``id`` first for a
     JSON job with ids), then the predictions, ``status`` and ``error`` of each row, as
-    ``molprop predict`` writes them; row i is input row i."""
+    ``molprop predict`` writes them; row i is input row i. ``offset`` / ``limit`` give a page
+    of it (the header line, then rows ``offset`` to ``offset + limit - 1``, as written; past
+    the last row: the header alone); the job's ``rows_total`` says how many there are."""
     job = _job(engine, job_id, caller)
     if job.kind != "predict":
         raise HTTPException(
@@ -407,8 +453,11 @@ def job_results(job_id: JobId, engine: Annotated[Engine, Depends(get_engine)], c
             f"job {job.id} is {job.status} ({job.rows_done} of {job.rows_total} rows done); "
             "results are available once it is done",
         )
+    body = store.iter_results(engine, job.id)
+    if offset or limit is not None:
+        body = result_page(body, offset, limit)
     return StreamingResponse(
-        store.iter_results(engine, job.id),
+        body,
         media_type="text/csv",
         headers={"Content-Disposition": f'attachment; filename="job-{job.id}.csv"'},
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Annotated
 
@@ -194,6 +195,15 @@ def model_card(name: str, models: Annotated[dict[str, ServedModel], Depends(get_
     return {**summary(model), "card": model.card}
 
 
+def _similarity(record: dict) -> float | None:
+    """A predicted row's max similarity to the training set (None without a domain)."""
+    value = record.get("similarity")
+    if value is None or value is pd.NA:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
 def build_results(
     body: PredictRequest, model: ServedModel, rejected: dict[int, str], frame: pd.DataFrame
 ) -> list[PredictionResult]:
@@ -205,10 +215,13 @@ def build_results(
     for i, smi in enumerate(body.smiles):
         ident = body.ids[i] if body.ids is not None else None
         ident = safe_text(ident) if isinstance(ident, str) else ident
+        similarity = None
         if i in rejected:
             row = RowPrediction.failed(InvalidInputError(rejected[i]))
         else:
-            row = RowPrediction.from_frame_row(next(rows), model.target, body.interval)
+            record = next(rows)
+            row = RowPrediction.from_frame_row(record, model.target, body.interval)
+            similarity = _similarity(record) if row.ok else None
         results.append(
             PredictionResult(
                 index=i,
@@ -219,6 +232,7 @@ def build_results(
                 uncertainty=row.std,
                 percentile=row.percentile,
                 in_domain=row.in_domain,
+                similarity=similarity,
                 interval=None
                 if row.interval is None
                 else Interval(level=row.interval[0], low=row.interval[1], high=row.interval[2]),

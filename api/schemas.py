@@ -79,6 +79,12 @@ class PredictionResult(BaseModel):
         description="applicability domain (see the model card); null for a model without "
         "one and wherever there is no prediction",
     )
+    similarity: float | None = Field(
+        None,
+        description="max Tanimoto similarity to the training set (Morgan fingerprints), which "
+        "decides in_domain against the threshold in the model card; null for a model without "
+        "a domain and wherever there is no prediction",
+    )
     interval: Interval | None = Field(
         None,
         description="calibrated prediction interval; null when none was asked for, the model "

@@ -13,14 +13,17 @@ inputs to ``POST /v1/predict`` and inputs of more than ``MOLPROP_WEB_JOB_ROWS`` 
 ``POST /v1/jobs``, polling ``GET /v1/jobs/{id}`` for the progress bar. Everything the caller
 typed or uploaded is inserted as text (``textContent``), never as HTML; the page's
 Content-Security-Policy allows scripts and styles from this origin only, so even a bug there
-would not run injected code. Nothing is loaded from outside the machine.
+would not run injected code. Nothing is loaded from outside the machine. Clicking a predicted
+row asks ``POST /v1/explain`` for its per-atom picture, shown as an ``<img>`` from a ``blob:``
+URL (an SVG in an ``<img>`` runs nothing), never inserted as markup.
 
 Settings (environment, defaults in brackets):
 
 - ``MOLPROP_WEB_JOB_ROWS`` [100]: inputs with more rows become jobs (capped at
   ``MOLPROP_MAX_BATCH``, the most ``/v1/predict`` takes).
-- ``MOLPROP_WEB_TABLE_ROWS`` [500]: most rows of a job's results shown in the table (all of
-  them are in the downloaded CSV).
+- ``MOLPROP_WEB_TABLE_ROWS`` [500]: rows of the results table shown a page (Previous /
+  Next; a larger job's pages are fetched with ``GET /v1/jobs/{id}/results?offset=&limit=``,
+  the downloaded CSV has all of them).
 - ``MOLPROP_WEB_POLL_MS`` [500]: how often the page asks for a job's progress.
 - ``MOLPROP_WEB_DRAW_WORKERS`` [1]: threads drawing molecules (a 200-atom cage takes ~0.8 s).
 - ``MOLPROP_WEB_DRAW_QUEUE`` [16]: drawings that may wait for them (more: 503).
@@ -87,6 +90,12 @@ def _page_order(model: ServedModel) -> tuple[bool, str]:
     return model.published, model.name
 
 
+def _threshold(model: ServedModel) -> float | None:
+    """The similarity threshold of the model's applicability domain (None without one)."""
+    domain = getattr(model.predictor, "domain", None)
+    return None if domain is None else float(domain.threshold)
+
+
 def card_html(markdown: str) -> Markup:
     """A model card (markdown) as HTML; HTML inside the card is shown as text."""
     return Markup(_MARKDOWN.render(markdown))
@@ -140,7 +149,7 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
         # published (fine-tuned) model never becomes while there is another
         served = [] if models is None else sorted(models.values(), key=_page_order)
         config = {
-            "models": [summary(m) for m in served],
+            "models": [{**summary(m), "domain_threshold": _threshold(m)} for m in served],
             "jobRows": min(web.job_rows, settings.max_batch),
             "tableRows": web.table_rows,
             "pollMs": web.poll_ms,

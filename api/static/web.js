@@ -1,5 +1,7 @@
 // molprop web page: small inputs -> POST /v1/predict, larger ones -> POST /v1/jobs with a
-// progress bar (GET /v1/jobs/{id}), then GET /v1/jobs/{id}/results (CSV).
+// progress bar (GET /v1/jobs/{id}), then GET /v1/jobs/{id}/results (CSV; a page at a time
+// with ?offset=&limit= when the job has more rows than a table page). A predicted row's
+// per-atom picture comes from POST /v1/explain and is shown as an <img> from a blob: URL.
 // Everything from the user or the server is inserted with textContent, never as HTML.
 "use strict";
 
@@ -16,6 +18,10 @@
     model: null,
     job: null,
     sort: { key: "index", dir: 1 },
+    offset: 0, // the first row of the page shown (config.tableRows rows a page)
+    // a job larger than a page: {id, columns, total}; its pages come from
+    // GET /v1/jobs/{id}/results?offset=&limit= and state.rows is the page shown
+    remote: null,
   };
 
   // ------------------------------------------------------------------ helpers
@@ -129,7 +135,9 @@
       uncertainty: r.uncertainty,
       low: r.interval ? r.interval.low : null,
       high: r.interval ? r.interval.high : null,
+      level: r.interval ? r.interval.level : null,
       in_domain: r.status === "ok" ? r.in_domain : null,
+      similarity: r.status === "ok" && typeof r.similarity === "number" ? r.similarity : null,
       status: r.status,
       error: r.error || "",
     };
@@ -137,7 +145,7 @@
 
   // a job's results CSV: the input's columns (an upload's own SMILES and ID columns, or
   // "id" and "smiles" for pasted input), then the predictions, status and error
-  function rowsFromCsv(text, target, columns) {
+  function rowsFromCsv(text, target, columns, start = 0) {
     const table = parseCsv(text);
     const head = table[0] || [];
     const col = (name) => head.indexOf(name);
@@ -150,6 +158,7 @@
       low: col(`${target}_low`),
       high: col(`${target}_high`),
       in_domain: col("in_domain"),
+      similarity: col("similarity"),
       status: col("status"),
       error: col("error"),
     };
@@ -157,10 +166,10 @@
     return table
       .slice(1)
       .filter((cells) => !(cells.length === 1 && cells[0] === ""))
-      .map((cells, index) => {
+      .map((cells, i) => {
         const status = get(cells, c.status);
         return {
-          index,
+          index: start + i,
           id: get(cells, c.id),
           smiles: get(cells, c.smiles),
           standardized: get(cells, c.standardized),
@@ -169,6 +178,7 @@
           low: num(get(cells, c.low)),
           high: num(get(cells, c.high)),
           in_domain: status === "ok" ? bool(get(cells, c.in_domain)) : null,
+          similarity: status === "ok" ? num(get(cells, c.similarity)) : null,
           status,
           error: get(cells, c.error),
         };
@@ -177,12 +187,12 @@
 
   function resultsCsv(rows, target) {
     const head = ["id", "smiles", "standardized_smiles", target, `${target}_std`, "status",
-      "error", "in_domain", `${target}_low`, `${target}_high`];
+      "error", "in_domain", "similarity", `${target}_low`, `${target}_high`];
     const lines = [head.map(csvField).join(",")];
     for (const r of [...rows].sort((a, b) => a.index - b.index)) {
       const domain = r.in_domain === null ? "" : r.in_domain ? "True" : "False";
       lines.push([r.id, r.smiles, r.standardized, r.value, r.uncertainty, r.status, r.error,
-        domain, r.low, r.high].map(csvField).join(","));
+        domain, r.similarity, r.low, r.high].map(csvField).join(","));
     }
     return lines.join("\n") + "\n";
   }
@@ -200,7 +210,15 @@
   function renderTable() {
     const tbody = $("results-table").querySelector("tbody");
     tbody.replaceChildren();
-    for (const r of state.rows) {
+    const total = state.remote ? state.remote.total : state.rows.length;
+    state.offset = Math.max(0, Math.min(state.offset, total - 1));
+    const end = Math.min(total, state.offset + config.tableRows);
+    const shown = state.remote ? state.rows : state.rows.slice(state.offset, end);
+    $("pager").hidden = total <= config.tableRows;
+    $("page-text").textContent = `rows ${total ? state.offset + 1 : 0}–${end} of ${total}`;
+    $("page-prev").disabled = state.offset === 0;
+    $("page-next").disabled = end >= total;
+    for (const r of shown) {
       const tr = document.createElement("tr");
       tr.dataset.index = String(r.index);
       tr.dataset.status = r.status;
@@ -208,6 +226,11 @@
       // element never seen in training); failed: invalid input or an error
       const kind = r.status === "ok" || r.status === "unsupported" ? r.status : "failed";
       tr.className = `status-${kind}`;
+      if (r.status === "ok") {
+        tr.classList.add("explainable");
+        tr.tabIndex = 0;
+        tr.title = "click: the per-atom explanation of this prediction";
+      }
       cell(tr, String(r.index + 1), "num");
       cell(tr, r.id, "id");
       const pic = cell(tr, "", "molecule");
@@ -232,7 +255,9 @@
       if (r.value !== null) value.dataset.value = String(r.value);
       cell(tr, fmt(r.uncertainty), "num std");
       cell(tr, r.low === null ? "" : `${fmt(r.low)} – ${fmt(r.high)}`, "num interval");
-      cell(tr, r.in_domain === null ? "" : r.in_domain ? "yes" : "no", "domain");
+      const similar = r.similarity === null || r.similarity === undefined ? "" : ` (${r.similarity.toFixed(2)})`;
+      const domain = cell(tr, r.in_domain === null ? "" : `${r.in_domain ? "yes" : "no"}${similar}`, "domain");
+      if (similar) domain.title = `nearest training molecule: Tanimoto similarity ${r.similarity.toFixed(2)}`;
       cell(tr, r.status, "status");
       cell(tr, r.error, "error");
       tbody.appendChild(tr);
@@ -255,16 +280,58 @@
       return c !== 0 ? dir * c : a.index - b.index;
     });
     state.sort = { key, dir };
+    if (!state.remote) state.offset = 0; // a job's page is sorted in place
     renderTable();
   }
 
-  function showResults(rows, total, model, note) {
+  function percent(level) {
+    return `${Number((level * 100).toFixed(1))} %`;
+  }
+
+  // the headers of std, interval and domain say what they mean (title: a tooltip; the
+  // "What the columns mean" list below the table is their accessible description)
+  function explainColumns(model, level) {
+    const std =
+      "Standard deviation of the ensemble members' predictions: how much the members " +
+      "disagree (not a calibrated error bar)." +
+      (model.n_members > 1 ? ` This model has ${model.n_members} members.` : " This model has one member: no std.");
+    const interval =
+      level === null
+        ? "No interval: none was asked for, or the model is not calibrated for one (a classifier, or no calibration set)."
+        : `Calibrated prediction interval at ${percent(level)} (split-conformal): for molecules like the ` +
+          `calibration set, the measured value lies inside it ${percent(level)} of the time (see the model card).`;
+    const threshold = model.domain_threshold;
+    const domain =
+      threshold === null || threshold === undefined
+        ? "Applicability domain: this model has none, so no row is flagged."
+        : "Applicability domain: yes when the nearest training molecule has a Tanimoto similarity " +
+          `(Morgan fingerprints) of at least ${threshold.toFixed(2)}, the threshold in the model card, ` +
+          "and the molecule's size is within the training range. The number in brackets is that similarity.";
+    const set = (header, help, text) => {
+      $(header).title = text;
+      $(help).textContent = text;
+    };
+    set("std-header", "help-std", std);
+    set("interval-header", "help-interval", interval);
+    set("domain-header", "help-domain", domain);
+    $("interval-header").textContent = `Interval (${level === null ? "none" : percent(level)})`;
+  }
+
+  function showResults(rows, total, model, note, level, remote = null) {
+    state.remote = remote;
     state.rows = rows;
     state.total = total;
     state.model = model;
     state.sort = { key: "index", dir: 1 };
+    state.offset = 0;
+    explained++; // an explanation still on its way belongs to the previous results
+    $("explanation").hidden = true;
     const unit = model.unit ? `, ${model.unit}` : "";
     $("value-header").textContent = `Value (${model.target}${unit})`;
+    // the level the rows carry (an uploaded job without one gets the service's default)
+    const given = rows.find((r) => r.level !== null && r.level !== undefined);
+    const anyInterval = rows.some((r) => r.low !== null);
+    explainColumns(model, given ? given.level : anyInterval || rows.every((r) => r.status !== "ok") ? level : null);
     const ok = rows.filter((r) => r.status === "ok").length;
     let text = `${total} rows; model ${model.name}.`;
     if (rows.length === total) text = `${total} rows, ${ok} ok, ${total - ok} failed; model ${model.name}.`;
@@ -275,7 +342,24 @@
 
   // ------------------------------------------------------------- the inputs
 
-  // -> {smiles: [...], ids: [...], note} or throws Error with a message for the user
+  // the header's column called `name`: an exact match, else the one column whose name differs
+  // only in case ("SMILES" for "smiles"); none or several such: an Error saying so
+  function findColumn(fileName, head, name, what) {
+    const exact = head.indexOf(name);
+    if (exact >= 0) return exact;
+    const lower = name.toLowerCase();
+    const matches = head.map((h, i) => [h, i]).filter(([h]) => h.toLowerCase() === lower);
+    if (matches.length === 1) return matches[0][1];
+    const columns = head.join(", ");
+    if (matches.length > 1) {
+      const names = matches.map(([h]) => `"${h}"`).join(", ");
+      throw new Error(`${fileName}: several columns match "${name}" apart from case (${names}): type the one to use exactly`);
+    }
+    throw new Error(`${fileName}: no ${what} "${name}" in the header (columns: ${columns})`);
+  }
+
+  // -> {smiles: [...], ids: [...], smilesColumn, idColumn, note} or throws Error with a
+  // message for the user
   async function readInput() {
     const file = $("csv-file").files[0];
     if (file) {
@@ -285,19 +369,15 @@
       const head = table[0];
       const smilesName = smilesColumn();
       const idColumn = $("id-column").value.trim();
-      const s = head.indexOf(smilesName);
-      if (s < 0) {
-        throw new Error(`${file.name}: no column "${smilesName}" in the header (columns: ${head.join(", ")})`);
-      }
-      const k = idColumn ? head.indexOf(idColumn) : -1;
-      if (idColumn && k < 0) {
-        throw new Error(`${file.name}: no ID column "${idColumn}" in the header (columns: ${head.join(", ")})`);
-      }
+      const s = findColumn(file.name, head, smilesName, "column");
+      const k = idColumn ? findColumn(file.name, head, idColumn, "ID column") : -1;
       const body = table.slice(1);
       // a file ending in a line break gives one empty last record: not a row
       if (body.length && body[body.length - 1].length === 1 && body[body.length - 1][0] === "") body.pop();
       return {
         file,
+        smilesColumn: head[s],
+        idColumn: k >= 0 ? head[k] : "",
         smiles: body.map((cells) => cells[s] ?? ""),
         ids: k >= 0 ? body.map((cells) => cells[k] ?? "") : null,
         note: "",
@@ -316,7 +396,7 @@
     });
     if (!smiles.length) throw new Error("paste at least one SMILES or choose a CSV file");
     const note = blank ? `${blank} blank line(s) skipped; ID = line number.` : "ID = line number.";
-    return { file: null, smiles, ids, note };
+    return { file: null, smilesColumn: "smiles", idColumn: "", smiles, ids, note };
   }
 
   async function predictSmall(input, model) {
@@ -332,7 +412,7 @@
     state.csv = null;
     state.job = null;
     const rows = data.results.map(rowFromApi);
-    showResults(rows, rows.length, model, input.note);
+    showResults(rows, rows.length, model, input.note, intervalLevel());
     const failed = rows.filter((r) => r.status !== "ok").length;
     message(failed ? `${failed} of ${rows.length} rows could not be predicted: see their status and error.` : "Done.", failed ? "warn" : "ok");
     return true;
@@ -345,8 +425,8 @@
       const data = new FormData();
       data.append("file", input.file, input.file.name);
       data.append("model", model.name);
-      data.append("smiles_column", smilesColumn());
-      if ($("id-column").value.trim()) data.append("id_column", $("id-column").value.trim());
+      data.append("smiles_column", input.smilesColumn);
+      if (input.idColumn) data.append("id_column", input.idColumn);
       if (level !== null) data.append("interval", String(level));
       response = await fetch("/v1/jobs", { method: "POST", headers: headers(), body: data });
     } else {
@@ -371,9 +451,11 @@
       input.note = `${input.note} The job API's upload form has no "none" interval: the default interval is included.`.trim();
     }
     const columns = input.file
-      ? { smiles: smilesColumn(), id: $("id-column").value.trim() }
+      ? { smiles: input.smilesColumn, id: input.idColumn }
       : { smiles: "smiles", id: "id" };
-    await followJob(job, model, input.note, columns);
+    // the upload form's default level (api/job_schemas.py JobUpload.interval) when "none"
+    const effective = input.file && level === null ? 0.9 : level;
+    await followJob(job, model, input.note, columns, effective);
   }
 
   function showProgress(job) {
@@ -387,7 +469,7 @@
 
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
-  async function followJob(job, model, note, columns) {
+  async function followJob(job, model, note, columns, level) {
     showProgress(job);
     while (job.status === "queued" || job.status === "running") {
       await sleep(config.pollMs);
@@ -401,15 +483,103 @@
       const why = job.error ? `: ${job.error}` : "";
       throw new Error(`job ${job.id} ${job.status}${why}`);
     }
+    if (job.rows_total > config.tableRows) {
+      // a page at a time from the service; Download CSV fetches the whole result
+      state.csv = null;
+      const remote = { id: job.id, columns, total: job.rows_total };
+      const rows = await fetchPage(remote, model, 0);
+      const more = `The table shows ${config.tableRows} rows a page (sorting sorts the page); Download CSV has all of them.`;
+      showResults(rows, job.rows_total, model, [note, more].filter(Boolean).join(" "), level, remote);
+      message(`Job ${job.id} done: ${job.rows_total} rows; see each row's status, or Download CSV.`, "ok");
+      return;
+    }
     const response = await fetch(`/v1/jobs/${encodeURIComponent(job.id)}/results`, { headers: headers() });
     if (!response.ok) throw new Error(await errorText(response));
     state.csv = await response.text();
     const rows = rowsFromCsv(state.csv, model.target, columns);
-    const shown = rows.slice(0, config.tableRows);
-    const more = rows.length > shown.length ? `The table shows the first ${shown.length}; the CSV has all of them.` : "";
-    showResults(shown, rows.length, model, [note, more].filter(Boolean).join(" "));
+    showResults(rows, rows.length, model, note, level);
     const failed = rows.filter((r) => r.status !== "ok").length;
     message(`Job ${job.id} done: ${rows.length} rows, ${failed} failed.`, failed ? "warn" : "ok");
+  }
+
+  // rows offset .. offset + config.tableRows - 1 of a job's results
+  async function fetchPage(remote, model, offset) {
+    const url = `/v1/jobs/${encodeURIComponent(remote.id)}/results?offset=${offset}&limit=${config.tableRows}`;
+    const response = await fetch(url, { headers: headers() });
+    if (!response.ok) throw new Error(await errorText(response));
+    return rowsFromCsv(await response.text(), model.target, remote.columns, offset);
+  }
+
+  async function turnPage(step) {
+    const offset = state.offset + step * config.tableRows;
+    if (!state.remote) {
+      state.offset = offset;
+      renderTable();
+      return;
+    }
+    const buttons = [$("page-prev"), $("page-next")];
+    for (const b of buttons) b.disabled = true;
+    try {
+      const remote = state.remote;
+      const rows = await fetchPage(remote, state.model, offset);
+      if (state.remote !== remote) return; // new results meanwhile
+      state.rows = rows;
+      state.offset = offset;
+      state.sort = { key: "index", dir: 1 };
+    } catch (err) {
+      message(err instanceof Error ? err.message : String(err), "error");
+    }
+    renderTable();
+  }
+
+  // ------------------------------------------------------------ explanation
+
+  let explained = 0; // the latest explanation asked for: older answers are dropped
+
+  // POST /v1/explain for one row; its SVG is shown as an <img> from a blob: URL (an SVG in
+  // an <img> runs nothing), never inserted as markup
+  async function explainRow(r) {
+    const ticket = ++explained;
+    const model = state.model;
+    const picture = $("explanation-picture");
+    $("explanation").hidden = false;
+    $("explanation-text").textContent = `Explaining row ${r.index + 1} (${r.smiles})…`;
+    for (const tr of $("results-table").querySelectorAll("tbody tr")) {
+      tr.classList.toggle("selected", tr.dataset.index === String(r.index));
+    }
+    try {
+      const response = await fetch("/v1/explain", {
+        method: "POST",
+        headers: headers({ "Content-Type": "application/json" }),
+        body: JSON.stringify({ model: model.name, smiles: [r.smiles], svg: true }),
+      });
+      if (!response.ok) throw new Error(await errorText(response));
+      const data = await response.json();
+      if (ticket !== explained) return;
+      const result = data.results[0];
+      if (!result || result.status !== "ok" || !result.svg) {
+        const why = result && result.error ? `: ${result.error}` : "";
+        throw new Error(`row ${r.index + 1} could not be explained${why}`);
+      }
+      if (picture.src.startsWith("blob:")) URL.revokeObjectURL(picture.src);
+      picture.src = URL.createObjectURL(new Blob([result.svg], { type: "image/svg+xml" }));
+      picture.alt = `per-atom contributions to the prediction for ${r.smiles}`;
+      picture.hidden = false;
+      const units = data.space === "logit" ? "logit" : data.unit || model.target;
+      $("explanation-text").textContent =
+        `Row ${r.index + 1} (${r.smiles}): each atom's contribution to the prediction ` +
+        `(${units}; ${data.method}); green raises it, pink lowers it.`;
+    } catch (err) {
+      if (ticket !== explained) return;
+      picture.hidden = true;
+      $("explanation-text").textContent = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  function rowOf(event) {
+    const tr = event.target.closest("tr.explainable");
+    if (!tr) return null;
+    return state.rows.find((r) => String(r.index) === tr.dataset.index) || null;
   }
 
   // ------------------------------------------------------------------ events
@@ -433,9 +603,17 @@
     }
   }
 
-  function download() {
+  async function download() {
     const model = state.model;
-    const text = state.csv !== null ? state.csv : resultsCsv(state.rows, model.target);
+    let text;
+    if (state.remote) {
+      const response = await fetch(`/v1/jobs/${encodeURIComponent(state.remote.id)}/results`, { headers: headers() });
+      if (!response.ok) {
+        message(await errorText(response), "error");
+        return;
+      }
+      text = await response.text();
+    } else text = state.csv !== null ? state.csv : resultsCsv(state.rows, model.target);
     const blob = new Blob([text], { type: "text/csv" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
@@ -469,6 +647,20 @@
       sortRows(key, th.dataset.type, dir);
     });
   }
+  const tbody = $("results-table").querySelector("tbody");
+  tbody.addEventListener("click", (event) => {
+    const r = rowOf(event);
+    if (r) explainRow(r);
+  });
+  tbody.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    const r = rowOf(event);
+    if (!r) return;
+    event.preventDefault();
+    explainRow(r);
+  });
+  $("page-prev").addEventListener("click", () => turnPage(-1));
+  $("page-next").addEventListener("click", () => turnPage(1));
   $("api-key-field").hidden = !config.needsKey;
   showCard();
   document.body.dataset.ready = "true";

@@ -4,7 +4,8 @@ Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
 ``invalid_input``, ``unsupported`` or ``error``, see :mod:`molprop.inference.rows`) and
 ``error`` (the reason, empty when ok). SMILES pass the chemistry checks first
 (:mod:`molprop.inference.screen`): ``standardized_smiles`` is the molecule the model read. A
-model with an applicability domain adds ``in_domain`` (missing where there is no prediction).
+model with an applicability domain adds ``in_domain`` (missing where there is no prediction)
+and ``similarity`` (max Tanimoto similarity to the training set, NaN where no prediction).
 Each target's column is followed by ``<target>_unit`` (its unit, when the model records one)
 and, for a model that stores its predictions over approved drugs, ``<target>_percentile`` (the
 value's percentile among them, 0-100).
@@ -514,7 +515,8 @@ class Predictor:
         items: Sequence[MolGraph | Exception] | None = None,
     ) -> np.ndarray | None:
         """Add the ``in_domain`` column (nullable ``boolean``: ``pd.NA`` for rows without a
-        prediction) if the artifact has a domain (see :mod:`molprop.artifact.domain`); return
+        prediction) and ``similarity`` (the max Tanimoto similarity to the training set that
+        decided it; NaN for rows without a prediction) if the artifact has a domain (see :mod:`molprop.artifact.domain`); return
         the rows' max similarity to the training set (None without a domain). ``items``: the
         rows' graphs, whose carried fingerprints spare parsing the SMILES again and whose
         standardised SMILES are assessed instead of the input's."""
@@ -528,6 +530,7 @@ class Predictor:
         flags = pd.array(in_domain, dtype="boolean")
         flags[~ok] = pd.NA
         out["in_domain"] = flags
+        out["similarity"] = np.where(ok, np.asarray(similarity, dtype=np.float64), np.nan)
         return similarity
 
     def predict_frame(

@@ -91,6 +91,11 @@ def test_in_domain_flags_training_molecule_and_outlier(client: TestClient, model
     assert [x["status"] for x in results] == ["ok", "ok", "unsupported", "unsupported"]
     flags = [x["in_domain"] for x in results]
     assert flags == [True, False, None, None]  # no prediction: no domain flag
+    # the similarity that decided it: a training molecule is its own nearest neighbour
+    similarity = [x["similarity"] for x in results]
+    # (a long alkane shares every bit with a training alkane: out of domain by its size)
+    assert similarity[0] == pytest.approx(1.0) and 0.0 <= similarity[1] <= 1.0
+    assert similarity[2:] == [None, None]
 
 
 def test_classification_gives_probability(client: TestClient) -> None:
@@ -199,7 +204,9 @@ def test_artifact_without_domain_has_no_in_domain(model_dir, tmp_path) -> None:
     shutil.copytree(model_dir / "bbb", copy)
     (copy / "domain.safetensors").unlink()
     frame = Predictor.from_pretrained(copy).predict(["CCO"])
-    assert "in_domain" not in frame.columns and frame["status"].tolist() == ["ok"]
+    assert "in_domain" not in frame.columns and "similarity" not in frame.columns
+    assert frame["status"].tolist() == ["ok"]
     with TestClient(create_app(Settings(model_dir=tmp_path))) as c:
         r = c.post("/v1/predict", json={"model": "bbb", "smiles": ["CCO"]})
     assert r.json()["results"][0]["in_domain"] is None and r.json()["results"][0]["status"] == "ok"
+    assert r.json()["results"][0]["similarity"] is None

@@ -158,6 +158,7 @@ def test_python_predictor_matches_cli_artifact(trained):
         "status",
         "error",
         "in_domain",
+        "similarity",
         "logp_low",
         "logp_high",
     ]
