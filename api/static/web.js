@@ -96,7 +96,7 @@
   // a text cell that a spreadsheet would run as a formula (=, +, -, @, tab or CR first, and
   // not a plain number) gets a ' in front, as the service's CSVs do (molprop.io.sink.safe_cell)
   function safeCell(s) {
-    const number = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+    const number = /^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf)$/;
     return /^[=+\-@\t\r]/.test(s) && !number.test(s) ? `'${s}` : s;
   }
 

@@ -11,7 +11,9 @@ Spreadsheet safety: every CSV molprop writes for people to open (``molprop predi
 starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return would be run as a formula by
 Excel, LibreOffice or Google Sheets (``=HYPERLINK(...)``, ``=cmd|' /C calc'!A0``); it is written
 with a single quote in front (``'=HYPERLINK(...)``), the OWASP rule for CSV injection. Numbers
-are left alone: numeric columns, and text that is a plain decimal number (``-1.23``, ``+4e-5``).
+are left alone: numeric columns, and text that is a plain decimal number (``-1.23``, ``+4e-5``,
+``-inf``), so that quoting is idempotent (a CSV read back as text and written again, as the
+parts of a multi-process run are, is unchanged).
 
 Resume: :func:`prepare_output` scans a partial output for complete records (a record ends at a
 newline outside quotes), cuts off a trailing partial record and returns the rows already
@@ -101,7 +103,8 @@ def commit_output(staged: str | Path, output: str | Path) -> None:
 
 #: first characters that make a spreadsheet read a cell as a formula
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: a plain number as pandas writes one (``-inf`` too), which a spreadsheet cannot run
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf)")
 
 
 def safe_cell(value: object) -> object:

@@ -29,7 +29,9 @@ def test_formula_text_gets_a_leading_quote(payload):
     assert safe_cell(payload) == "'" + payload
 
 
-@pytest.mark.parametrize("value", ["-1.23", "+4e-5", "-.5", "12", "CCO", "", "C=O", " =1"])
+@pytest.mark.parametrize(
+    "value", ["-1.23", "+4e-5", "-.5", "12", "-inf", "CCO", "", "C=O", " =1", "'=1"]
+)
 def test_numbers_and_plain_text_are_unchanged(value):
     assert safe_cell(value) == value
 
@@ -51,6 +53,16 @@ def test_csv_records_quote_text_cells_and_keep_numbers():
     assert rows[3] == ["a", "CCO", "2.0", "False", "ok"]
     assert frame["id"].iloc[0] == PAYLOADS[0]  # the caller's frame is not changed
     assert spreadsheet_safe(frame)["smiles"].iloc[2] == "CCO"
+
+
+def test_quoting_is_idempotent():
+    """Text read back from a safe CSV and written again (the parts of a multi-process run are
+    merged so) is unchanged."""
+    text = [p for p in PAYLOADS if "\r" not in p]  # a bare CR is a line end to CSV readers
+    frame = pd.DataFrame({"smiles": [*text, "CCO"], "v": [-1.5, np.inf, -np.inf, 0, 1, 2, 3]})
+    once = csv_records(frame, header=True)
+    again = csv_records(pd.read_csv(io.StringIO(once), dtype=str, keep_default_na=False), True)
+    assert again == once
 
 
 def test_write_csv_is_safe_too(tmp_path):
