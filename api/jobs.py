@@ -64,7 +64,9 @@ NEW_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 RESERVED_NAMES = frozenset(
     ["con", "prn", "aux", "nul"] + [f"{d}{i}" for d in ("com", "lpt") for i in range(10)]
 )
-_UPLOAD_SUFFIXES = (".csv", ".tsv", ".smi", ".txt")
+#: upload names kept as they are (others are read as CSV); SDF names are kept so that the
+#: upload is refused with the reason (jobs take tables) instead of being read as a CSV
+_UPLOAD_SUFFIXES = (".csv", ".tsv", ".smi", ".txt", ".sdf", ".sd", ".mol")
 
 jobs_router = APIRouter(
     prefix="/v1",

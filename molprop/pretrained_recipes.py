@@ -550,6 +550,7 @@ def input_comparison(recipe: Recipe, out: Path) -> dict[str, Any]:
 
     from molprop.chem.structures import read_ase_frames
     from molprop.inference import Predictor
+    from molprop.inference.rows import output_name
 
     split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
     smiles = split.loc[split["split"] == "test", "smiles"].tolist()
@@ -558,6 +559,9 @@ def input_comparison(recipe: Recipe, out: Path) -> dict[str, Any]:
         path = structure_file(recipe, Path(tmp), ("test",))
         truth = np.array([a.info[recipe.target] for a in read_ase_frames(path, path.name)])
         on_geometry = model.predict_structure_file(path)
+    # the frames carry the truth under the target's name, so the prediction is pred_<target>
+    pred = output_name(recipe.target, [recipe.target])
+    on_geometry = on_geometry.drop(columns=recipe.target).rename(columns={pred: recipe.target})
     if on_geometry["label"].tolist() != smiles:
         raise RuntimeError(f"{out}: the test structures are not split.csv's test molecules")
     on_conformer = model.predict(smiles)

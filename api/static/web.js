@@ -99,10 +99,25 @@
     return rows;
   }
 
+  // a text cell that a spreadsheet would run as a formula (=, +, -, @, tab or CR first, and
+  // not a plain number) gets a ' in front, as the service's CSVs do (molprop.io.sink.safe_cell)
+  function safeCell(s) {
+    const number = /^[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|inf)$/;
+    return /^[=+\-@\t\r]/.test(s) && !number.test(s) ? `'${s}` : s;
+  }
+
   function csvField(value) {
     if (value === null || value === undefined) return "";
-    const s = String(value);
+    const s = typeof value === "string" ? safeCell(value) : String(value);
     return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  }
+
+  // an output column named like an input column is pred_<name> (the prefix repeated until the
+  // name is free), as in the service's results (molprop.inference.rows.output_name)
+  function outputName(name, inputs) {
+    let out = name;
+    while (inputs.includes(out)) out = `pred_${out}`;
+    return out;
   }
 
   function fmt(v) {
@@ -144,23 +159,27 @@
   }
 
   // a job's results CSV: the input's columns (an upload's own SMILES and ID columns, or
-  // "id" and "smiles" for pasted input), then the predictions, status and error
+  // "id" and "smiles" for pasted input), then the outputs from standardized_smiles on:
+  // predictions, status and error (pred_<name> where an input column has the name)
   function rowsFromCsv(text, target, columns, start = 0) {
     const table = parseCsv(text);
     const head = table[0] || [];
-    const col = (name) => head.indexOf(name);
+    const first = head.findLastIndex((name) => /^(pred_)*standardized_smiles$/.test(name));
+    const inputs = first >= 0 ? head.slice(0, first) : head;
+    const input = (name) => inputs.indexOf(safeCell(name));
+    const output = (name) => (first >= 0 ? head.indexOf(outputName(name, inputs), first) : -1);
     const c = {
-      id: columns.id ? col(columns.id) : -1,
-      smiles: col(columns.smiles),
-      standardized: col("standardized_smiles"),
-      value: col(target),
-      std: col(`${target}_std`),
-      low: col(`${target}_low`),
-      high: col(`${target}_high`),
-      in_domain: col("in_domain"),
-      similarity: col("similarity"),
-      status: col("status"),
-      error: col("error"),
+      id: columns.id ? input(columns.id) : -1,
+      smiles: input(columns.smiles),
+      standardized: output("standardized_smiles"),
+      value: output(target),
+      std: output(`${target}_std`),
+      low: output(`${target}_low`),
+      high: output(`${target}_high`),
+      in_domain: output("in_domain"),
+      similarity: output("similarity"),
+      status: output("status"),
+      error: output("error"),
     };
     const get = (cells, i) => (i >= 0 && i < cells.length ? cells[i] : "");
     return table
@@ -186,8 +205,10 @@
   }
 
   function resultsCsv(rows, target) {
-    const head = ["id", "smiles", "standardized_smiles", target, `${target}_std`, "status",
-      "error", "in_domain", "similarity", `${target}_low`, `${target}_high`];
+    const inputs = ["id", "smiles"];
+    const outputs = ["standardized_smiles", target, `${target}_std`, "status", "error",
+      "in_domain", "similarity", `${target}_low`, `${target}_high`];
+    const head = [...inputs, ...outputs.map((name) => outputName(name, inputs))];
     const lines = [head.map(csvField).join(",")];
     for (const r of [...rows].sort((a, b) => a.index - b.index)) {
       const domain = r.in_domain === null ? "" : r.in_domain ? "True" : "False";

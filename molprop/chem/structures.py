@@ -186,22 +186,62 @@ def open_binary(path: str | Path) -> BinaryIO:
     return opener(path, "rb")  # type: ignore[return-value]
 
 
+def sdf_record_texts(handle: BinaryIO) -> Iterator[bytes]:
+    """The records of an SDF stream as bytes, each up to and including its ``$$$$`` line, in
+    order. The file is cut at the ``$$$$`` lines here, not by the molecule parser, so that a
+    broken record (e.g. three lines of garbage) ends at its own ``$$$$`` and cannot swallow the
+    record after it. Text after the last ``$$$$`` is a last record unless it is blank (a MOL
+    file without ``$$$$`` is one record)."""
+    lines: list[bytes] = []
+    for line in handle:
+        lines.append(line)
+        if line.rstrip(b"\r\n").rstrip() == b"$$$$":
+            yield b"".join(lines)
+            lines = []
+    if b"".join(lines).strip():
+        yield b"".join(lines)
+
+
+def _parse_sdf_record(text: bytes, remove_hs: bool) -> Any | None:
+    """One record's molecule with its properties (RDKit), or None when RDKit cannot read it."""
+    import io
+
+    from rdkit import Chem
+
+    supplier = Chem.ForwardSDMolSupplier(io.BytesIO(text), sanitize=True, removeHs=remove_hs)
+    try:
+        return next(supplier, None)
+    except Exception:  # noqa: BLE001 - RDKit raises for some malformed blocks: that row's error
+        return None
+
+
 def iter_sdf_records(path: str | Path, *, remove_hs: bool = False) -> Iterator[SDFRecord]:
     """Every record of an SDF / MOL file (``.gz`` too), streamed, in order; the one place that
     parses SDF records. ``remove_hs``: drop explicit hydrogens when reading (RDKit's
-    ``removeHs``; the SMILES view of a file), else keep them (3D coordinates). A record RDKit
-    cannot read is an :class:`SDFRecord` with ``mol=None`` and the reason, never skipped."""
-    from rdkit import Chem, RDLogger
+    ``removeHs``; the SMILES view of a file), else keep them (3D coordinates). One
+    :class:`SDFRecord` per ``$$$$``-terminated record (:func:`sdf_record_texts`): a record
+    RDKit cannot read is one with ``mol=None`` and the reason (naming the record by its
+    0-based index, as the output's rows are numbered, and quoting its first line), never
+    skipped, and the records after it are read as written."""
+    from rdkit import RDLogger
 
     RDLogger.DisableLog("rdApp.*")  # an unreadable record is reported per row instead
     with open_binary(path) as handle:
-        supplier = Chem.ForwardSDMolSupplier(handle, sanitize=True, removeHs=remove_hs)
-        for index, mol in enumerate(supplier):
+        for index, text in enumerate(sdf_record_texts(handle)):
+            mol = _parse_sdf_record(text, remove_hs)
             if mol is None:
-                reason = f"SDF record {index} of {path}: RDKit could not read the molecule"
+                reason = (
+                    f"SDF record {index} of {path}: RDKit could not read the molecule "
+                    f"(its first line: {_first_line(text)!r})"
+                )
                 yield SDFRecord(index, None, InvalidInputError(reason))
             else:
                 yield SDFRecord(index, mol)
+
+
+def _first_line(text: bytes) -> str:
+    line = text.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    return line[:40] + ("..." if len(line) > 40 else "")
 
 
 def _read_sdf(path: Path) -> list[Structure3D | InvalidInputError]:

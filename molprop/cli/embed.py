@@ -1,6 +1,7 @@
 """``molprop embed``: one embedding per input row (the encoder's pooled vector that the model's
 head reads; member 0 of an ensemble), in order, with status and error: columns of the input,
-then ``status``, ``error``, ``emb_0`` .. ``emb_{d-1}`` (NaN for a failed row). Input: CSV / TSV
+then ``status``, ``error``, ``emb_0`` .. ``emb_{d-1}`` (NaN for a failed row; an output column
+named like an input column is ``pred_<name>``, the input column is kept). Input: CSV / TSV
 (optionally .gz) with a SMILES column, SMI or SDF. Output by extension: ``.parquet`` (needs
 pyarrow) or CSV (``.csv``, ``.csv.gz``, ...)."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import logging
+from collections import Counter
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from molprop.cli.predict import same_file
     from molprop.errors import ConfigError
     from molprop.inference.predictor import Predictor
+    from molprop.inference.rows import join_outputs
     from molprop.io.readers import iter_chunks
+    from molprop.io.sink import write_csv
 
     if args.chunk_size < 1 or args.batch_size < 1:
         raise ConfigError("--chunk-size and --batch-size must be >= 1")
@@ -59,20 +63,20 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     predictor = Predictor.from_pretrained(args.model)
     parts = []
+    counts: Counter[str] = Counter()
     for chunk in iter_chunks(args.input, args.smiles_column, args.chunk_size):
         items = chunk.with_failures(predictor.featurize(chunk.smiles(args.smiles_column)))
         emb = predictor.embed_graphs(items, batch_size=args.batch_size)
-        frame = chunk.frame.reset_index(drop=True)
-        for col in ("status", "error"):
-            frame[col] = emb.pop(col).to_numpy()
-        parts.append(pd.concat([frame, emb], axis=1))
+        emb = emb[["status", "error", *[c for c in emb.columns if c not in ("status", "error")]]]
+        counts.update(emb["status"].tolist())
+        parts.append(join_outputs(chunk.frame, emb))  # an input column is never replaced
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     if is_parquet(args.output):
         out.to_parquet(args.output, index=False)
     else:
-        out.to_csv(args.output, index=False)
-    counts = out["status"].value_counts().to_dict() if len(out) else {}
+        write_csv(out, args.output)
+    counts = dict(counts)
     log.info("wrote %d embeddings (%d wide) to %s", len(out), predictor.embedding_dim, args.output)
     print(f"{len(out)} rows written to {args.output}: {counts}")
     return 0

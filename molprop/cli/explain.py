@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from molprop.errors import ConfigError
     from molprop.inference.explain import atoms_frame, molecules_frame
     from molprop.inference.predictor import Predictor
+    from molprop.io.sink import write_csv
 
     if args.steps < 2:
         raise ConfigError("--steps must be >= 2")
@@ -64,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    atoms_frame(explanations).to_csv(out / "atoms.csv", index=False)
-    molecules_frame(explanations).to_csv(out / "molecules.csv", index=False)
+    write_csv(atoms_frame(explanations), out / "atoms.csv")
+    write_csv(molecules_frame(explanations), out / "molecules.csv")
     size = (int(args.size[0]), int(args.size[1]))
     if not args.no_pictures:
         for k, e in enumerate(explanations):

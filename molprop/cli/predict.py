@@ -7,7 +7,12 @@ The rows go to ``<output>.partial`` in the output's directory, renamed to ``--ou
 run has finished: an existing output is replaced only by a complete one, and a failed or killed
 run leaves it as it was (``--resume`` continues the ``.partial`` file). ``--output`` may not be
 the input file. Every input line is a row (blank lines: ``invalid_input``); a CSV row whose
-field count differs from the header's stops the run with its line number."""
+field count differs from the header's stops the run with its line number; every SDF record is a
+row (an unreadable one: ``invalid_input``).
+
+The input columns come first and are never replaced: an output column named like one of them
+(e.g. a measured ``logp``) is written as ``pred_<name>``. Text cells that a spreadsheet would
+run as a formula (starting with =, +, -, @) are written with a leading ' (numbers as they are)."""
 
 from __future__ import annotations
 
@@ -178,6 +183,7 @@ def _predict(
     ranks other than 0 of a distributed run."""
     from molprop.errors import ConfigError
     from molprop.inference.streaming import predict_stream
+    from molprop.io.sink import write_csv
 
     if args.low_column and (distributed or structure_file):
         raise ConfigError("--low-column works with single-process table prediction")
@@ -207,7 +213,7 @@ def _predict(
             args.input, batch_size=args.batch_size, interval=args.interval
         )
         suffix = Path(args.output).suffix.lower()  # compression as pandas infers it
-        out.to_csv(staged, index=False, compression=_COMPRESSION.get(suffix))
+        write_csv(out, staged, compression=_COMPRESSION.get(suffix))
         return out["status"].value_counts().to_dict(), len(out)
     summary = predict_stream(
         predictor,

@@ -43,6 +43,7 @@ from molprop.io.readers import count_records, iter_chunks
 from molprop.io.sink import (
     append_checked,
     complete_records,
+    csv_records,
     prepare_output,
     release_freed_memory,
 )
@@ -235,7 +236,7 @@ class PartWriter(BasePredictionWriter):
         start, frame = prediction
         final = self.directory / _part_name(start, len(frame))
         tmp = final.with_name(f".{final.name}.rank{trainer.global_rank}.tmp")
-        tmp.write_bytes(frame.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+        tmp.write_bytes(csv_records(frame, header=True).encode("utf-8"))
         os.replace(tmp, final)
         release_freed_memory()
         self._show_progress(trainer.datamodule.done)

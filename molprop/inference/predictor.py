@@ -54,7 +54,7 @@ from molprop.inference.intervals import (
     interval_level,
     note_uncalibrated,
 )
-from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
+from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status, join_outputs
 from molprop.inference.screen import ScreenedFeaturizer
 from molprop.io.structures import structure_frame
 from molprop.io.table import featurize_rows
@@ -480,7 +480,9 @@ class Predictor:
         """One row per record of a structure file (extxyz, SDF, ...; see
         :func:`~molprop.chem.structures.read_structures`), in order: ``record``, ``label``, the
         record's info columns, then the prediction columns with ``status`` / ``error`` (an
-        unreadable record is its row's ``invalid_input``). Needs a model with a 3D featuriser."""
+        unreadable record is its row's ``invalid_input``; a prediction column named like an
+        info column is ``pred_<name>``, see :func:`~molprop.inference.rows.join_outputs`). Needs
+        a model with a 3D featuriser."""
         self._require_structures()
         if not is_structure_path(path):
             endings = ", ".join(STRUCTURE_SUFFIXES)
@@ -496,9 +498,7 @@ class Predictor:
         preds = self.predict_graphs(
             featurize_rows(records, featurize_record), batch_size, interval=interval
         )
-        for col in preds.columns:
-            frame[col] = preds[col].values
-        return frame
+        return join_outputs(frame, preds)
 
     def _require_structures(self) -> None:
         if not self.reads_structures:
@@ -544,8 +544,9 @@ class Predictor:
         low_columns: Sequence[str] | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> pd.DataFrame:
-        """Input columns followed by ``standardized_smiles`` and the prediction columns
-        (clashing names are overwritten).
+        """Input columns followed by ``standardized_smiles`` and the prediction columns; an
+        output column named like an input column is ``pred_<name>`` (see
+        :func:`~molprop.inference.rows.join_outputs`), the input column is kept as it was.
         ``items``: the rows already featurised (e.g. by worker processes), one per row.
         ``interval``: see :meth:`predict`. ``low_columns``: the frame's columns holding the
         measured low-fidelity labels (one per :attr:`low_columns` of the model).
@@ -564,10 +565,7 @@ class Predictor:
         preds = self.predict_graphs(
             items, batch_size, device=device, should_stop=should_stop, low=low
         )
-        out = frame.reset_index(drop=True).copy()
-        out["standardized_smiles"] = standardized_smiles(items)
-        for col in preds.columns:
-            out[col] = preds[col].values
-        similarity = self._add_domain(out, frame[smiles_column].tolist(), items)
-        self._add_intervals(out, level, similarity)
-        return out
+        preds.insert(0, "standardized_smiles", standardized_smiles(items))
+        similarity = self._add_domain(preds, frame[smiles_column].tolist(), items)
+        self._add_intervals(preds, level, similarity)
+        return join_outputs(frame, preds)

@@ -18,6 +18,13 @@ Where a row has no prediction (every status but ``ok``), its prediction columns 
 ``in_domain`` is missing (``pd.NA`` in the DataFrame's nullable ``boolean`` column, an empty
 CSV cell, ``null`` in JSON).
 
+Output columns never replace input columns (:func:`join_outputs`, the one place input rows and
+predictions are put side by side: ``molprop predict``, ``molprop embed``, the service's jobs).
+An output column whose name an input column already has (a measured ``logp`` next to the
+predicted one, an input ``status`` or ``error``, ...) is written as ``pred_<name>``, the prefix
+repeated until the name is free (``pred_pred_logp`` when the input has both ``logp`` and
+``pred_logp``); the input columns come first, unchanged.
+
 :class:`RowPrediction` reads one row of a :class:`~molprop.inference.Predictor` frame back as
 typed fields (value, spread, domain, calibrated interval, status, error); the service builds
 its results from it.
@@ -26,12 +33,15 @@ its results from it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from molprop.errors import InvalidInputError, UnsupportedMoleculeError
+
+#: put before an output column's name while an input column has that name
+OUTPUT_PREFIX = "pred_"
 
 STATUS_OK, STATUS_INVALID, STATUS_ERROR = "ok", "invalid_input", "error"
 STATUS_UNSUPPORTED = "unsupported"
@@ -121,7 +131,32 @@ class RowPrediction:
         )
 
 
+def output_name(name: str, taken: Collection[str]) -> str:
+    """``name``, prefixed with :data:`OUTPUT_PREFIX` as often as needed to be none of
+    ``taken`` (the input's column names)."""
+    while name in taken:
+        name = OUTPUT_PREFIX + name
+    return name
+
+
+def join_outputs(inputs: pd.DataFrame, outputs: pd.DataFrame) -> pd.DataFrame:
+    """The input columns, unchanged, then the output columns (row i beside row i), each output
+    column renamed by :func:`output_name` when an input column (or an output column renamed
+    before it) has its name: a prediction never replaces an input column."""
+    if len(inputs) != len(outputs):
+        raise ValueError(f"{len(inputs)} input rows but {len(outputs)} output rows")
+    taken = {str(c) for c in inputs.columns}
+    names = []
+    for col in outputs.columns:
+        name = output_name(str(col), taken)
+        taken.add(name)
+        names.append(name)
+    outputs = outputs.set_axis(names, axis=1).reset_index(drop=True)
+    return pd.concat([inputs.reset_index(drop=True), outputs], axis=1)
+
+
 __all__ = [
+    "OUTPUT_PREFIX",
     "STATUSES",
     "STATUS_ERROR",
     "STATUS_INVALID",
@@ -129,4 +164,6 @@ __all__ = [
     "STATUS_UNSUPPORTED",
     "RowPrediction",
     "failure_status",
+    "join_outputs",
+    "output_name",
 ]

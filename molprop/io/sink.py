@@ -5,6 +5,16 @@ has finished (:func:`commit_output`), so a failed or killed run leaves an existi
 was. Each chunk is appended with one ``write`` and flushed to disk (:func:`append_checked`), so
 a kill leaves whole chunks and at worst one partial record at the end.
 
+Spreadsheet safety: every CSV molprop writes for people to open (``molprop predict``,
+``molprop embed``, ``molprop explain``, the service's job results) goes through
+:func:`spreadsheet_safe`. A text cell (a SMILES, an id, an error message, a column name) that
+starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return would be run as a formula by
+Excel, LibreOffice or Google Sheets (``=HYPERLINK(...)``, ``=cmd|' /C calc'!A0``); it is written
+with a single quote in front (``'=HYPERLINK(...)``), the OWASP rule for CSV injection. Numbers
+are left alone: numeric columns, and text that is a plain decimal number (``-1.23``, ``+4e-5``,
+``-inf``), so that quoting is idempotent (a CSV read back as text and written again, as the
+parts of a multi-process run are, is unchanged).
+
 Resume: :func:`prepare_output` scans a partial output for complete records (a record ends at a
 newline outside quotes), cuts off a trailing partial record and returns the rows already
 written and the header, against which every appended chunk is checked.
@@ -15,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -90,10 +101,44 @@ def commit_output(staged: str | Path, output: str | Path) -> None:
     os.replace(staged, output)
 
 
+#: first characters that make a spreadsheet read a cell as a formula
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: a plain number as pandas writes one (``-inf`` too), which a spreadsheet cannot run
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf)")
+
+
+def safe_cell(value: object) -> object:
+    """``value`` with a ``'`` in front when it is text a spreadsheet would run as a formula
+    (it starts with one of :data:`FORMULA_STARTS` and is not a plain number); anything else
+    (numbers, NaN, other text) unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with :func:`safe_cell` applied to its column names and to every text cell
+    (numeric, boolean and missing cells are left as they are); ``frame`` itself is unchanged."""
+    out = frame.copy(deep=False)
+    out.columns = [safe_cell(c) for c in frame.columns]
+    for j in range(frame.shape[1]):
+        column = frame.iloc[:, j]
+        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
+            out.isetitem(j, column.map(safe_cell))
+    return out
+
+
 def csv_records(frame: pd.DataFrame, header: bool = False) -> str:
     """``frame`` as the CSV text an output holds: records ending in ``\\n``, no index, the
-    header line first if ``header`` (the service's jobs store chunks of it the same way)."""
-    return frame.to_csv(index=False, header=header, lineterminator="\n")
+    header line first if ``header`` (the service's jobs store chunks of it the same way), text
+    cells spreadsheet-safe (:func:`spreadsheet_safe`)."""
+    return spreadsheet_safe(frame).to_csv(index=False, header=header, lineterminator="\n")
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, **options) -> None:
+    """``frame`` to the CSV file ``path`` (pandas ``to_csv`` ``options``, e.g. compression),
+    no index, text cells spreadsheet-safe (:func:`spreadsheet_safe`)."""
+    spreadsheet_safe(frame).to_csv(path, index=False, **options)
 
 
 def csv_header(frame: pd.DataFrame) -> str:
@@ -149,6 +194,7 @@ def release_freed_memory() -> None:
 
 
 __all__ = [
+    "FORMULA_STARTS",
     "append_checked",
     "append_chunk",
     "commit_output",
@@ -158,5 +204,8 @@ __all__ = [
     "partial_path",
     "prepare_output",
     "release_freed_memory",
+    "safe_cell",
+    "spreadsheet_safe",
     "stage_output",
+    "write_csv",
 ]

@@ -83,7 +83,11 @@ class JobInput:
         available ones (``required``: other columns that must be there, e.g. the caller's id
         column). More than ``max_rows`` rows: :class:`TooManyRows`."""
         if input_format(path) == "sdf":
-            raise DataError("jobs take CSV, TSV or SMI tables; convert SDF files to CSV first")
+            raise DataError(
+                f"{Path(path).name} is an SDF file: jobs take CSV, TSV or SMI tables (a SMILES "
+                "column); convert the SDF to CSV first, or predict it with `molprop predict "
+                "--input FILE.sdf`, which reads SDF records"
+            )
         columns: list[str] | None = None
         chunks: list[list[list[str]]] = []
         rows = 0
