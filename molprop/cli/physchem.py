@@ -2,7 +2,8 @@
 and structural alerts (PAINS, Brenk, NIH) per input row, no model
 (:mod:`molprop.inference.physchem`). Input: CSV / TSV (optionally .gz) with a SMILES column, SMI or
 SDF, or ``--smiles``. Output CSV: the input's columns, then the described SMILES, properties,
-rules, alerts, ``status`` and ``error``; one row per input row, in order."""
+rules, alerts, ``status`` and ``error`` (``pred_<name>`` for an output named like an input
+column; spreadsheet-safe text cells); one row per input row, in order."""
 
 from __future__ import annotations
 
@@ -23,27 +24,15 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(func=run)
 
 
-def output_frame(given, described):
-    """The input's columns, then ``described``'s (a name the input already has gets a
-    ``pred_`` prefix: input columns are never replaced)."""
-    import pandas as pd
-
-    names = []
-    for name in described.columns:
-        new = name
-        while new in given.columns or new in names:
-            new = f"pred_{new}"
-        names.append(new)
-    return pd.concat([given, described.set_axis(names, axis=1)], axis=1)
-
-
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from molprop.cli.predict import same_file
     from molprop.errors import ConfigError
     from molprop.inference.physchem import physchem_frame
+    from molprop.inference.rows import join_outputs
     from molprop.io.readers import iter_chunks
+    from molprop.io.sink import write_csv
 
     if args.chunk_size < 1:
         raise ConfigError("--chunk-size must be >= 1")
@@ -52,17 +41,17 @@ def run(args: argparse.Namespace) -> int:
     parts = []
     if args.smiles:
         given = pd.DataFrame({"smiles": args.smiles})
-        parts.append(output_frame(given, physchem_frame(args.smiles)))
+        parts.append(join_outputs(given, physchem_frame(args.smiles)))
     else:
         for chunk in iter_chunks(args.input, args.smiles_column, args.chunk_size):
             described = physchem_frame(chunk.smiles(args.smiles_column))
             for i, exc in chunk.failures.items():  # rows the reader could not read
                 described.loc[i, :] = pd.NA
                 described.loc[i, ["status", "error"]] = ["invalid_input", str(exc)]
-            parts.append(output_frame(chunk.frame.reset_index(drop=True), described))
+            parts.append(join_outputs(chunk.frame.reset_index(drop=True), described))
     out = pd.concat(parts, ignore_index=True)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(args.output, index=False)
+    write_csv(out, args.output)
     counts = out["status"].value_counts().to_dict()
     print(f"{len(out)} rows written to {args.output}: {counts}")
     return 0

@@ -21,8 +21,8 @@ PAYLOADS = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://x")', "@SUM(1)", "+1+1"]
 
 @pytest.fixture(scope="module")
 def solubility() -> Predictor:
-    """The shipped ``solubility`` model: its target is ``logp`` (log solubility), as ESOL's
-    measured column is named."""
+    """The shipped ``solubility`` model: its target is ``logS`` (log solubility; ESOL's own
+    column is called ``logp``)."""
     return Predictor.from_pretrained("solubility")
 
 
