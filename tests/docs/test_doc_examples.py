@@ -162,6 +162,8 @@ def test_curl_examples_answer_as_documented(
         if not command.startswith("curl "):
             continue
         unpublished = False
+        if job is not None and "/results" in command:
+            _wait_for(live, job)  # "when done": the examples show the finished job's rows
         if job is not None and "DELETE" in command and "/v1/models/" in command:
             done = _wait_for(live, job)  # a model is published when its fine-tune job is done
             unpublished = done.get("published") is False  # it lost to the mean predictor
