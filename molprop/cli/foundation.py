@@ -18,7 +18,9 @@ import argparse
 
 
 def add_parser(sub, name: str) -> None:
-    p = sub.add_parser(name, help="foundation model: corpus, pretraining, export", description=__doc__)
+    p = sub.add_parser(
+        name, help="foundation model: corpus, pretraining, export", description=__doc__
+    )
     verbs = p.add_subparsers(dest="verb", required=True)
 
     d = verbs.add_parser("data", help="build the corpus and its descriptor labels")

@@ -101,7 +101,9 @@ MOSES_LICENCE = "MIT (molsets 0.3.1 wheel, Insilico Medicine); molecules from ZI
 SHARED_LICENCE = "see SOURCES.md next to the file (per-file repository licence and data terms)"
 
 
-def default_sources(moses_wheel: str | Path | None, shared_data: str | Path | None) -> list[CorpusSource]:
+def default_sources(
+    moses_wheel: str | Path | None, shared_data: str | Path | None
+) -> list[CorpusSource]:
     """MOSES train/test/test-scaffold sets from the wheel, then every CSV table under
     ``shared_data`` that has a SMILES column (sorted by path)."""
     sources: list[CorpusSource] = []

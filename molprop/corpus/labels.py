@@ -19,6 +19,7 @@ import csv
 import json
 import logging
 import signal
+import warnings
 from collections.abc import Sequence
 from multiprocessing import get_context
 from pathlib import Path
@@ -204,7 +205,8 @@ def load_raw_labels(labels_dir: str | Path, n_shards: int | None = None) -> np.n
 def _statistics(raw: np.ndarray, names: list[str], clip: float) -> dict:
     finite = np.isfinite(raw)
     frac = finite.mean(axis=0)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: dropped below
         lo = np.nanmin(np.where(finite, raw, np.nan), axis=0)
         hi = np.nanmax(np.where(finite, raw, np.nan), axis=0)
         q25, median, q75 = np.nanpercentile(raw.astype(np.float64), [25, 50, 75], axis=0)
