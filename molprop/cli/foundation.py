@@ -1,6 +1,7 @@
 """``molprop foundation``: the foundation model's corpus, pretraining and export.
 
     molprop foundation data --out DIR --moses-wheel WHEEL --shared-data DIR --labels N
+    molprop foundation featurize --data DIR
     molprop foundation pretrain --data DIR --run DIR [--molecules N --epochs E --hidden H]
     molprop foundation export --run DIR --out DIR
 
@@ -33,6 +34,13 @@ def add_parser(sub, name: str) -> None:
     d.add_argument("--skip-corpus", action="store_true", help="reuse the corpus in --out")
     d.add_argument("--no-progress", action="store_true")
     d.set_defaults(func=run_data)
+
+    f = verbs.add_parser(
+        "featurize", help="featurise the labelled molecules into graph shards (before DDP runs)"
+    )
+    f.add_argument("--data", required=True, help="corpus directory (molprop foundation data)")
+    f.add_argument("--workers", type=int, default=2, help="processes")
+    f.set_defaults(func=run_featurize)
 
     t = verbs.add_parser("pretrain", help="pretrain (or resume) on the labelled corpus")
     t.add_argument("--data", required=True, help="corpus directory (molprop foundation data)")
@@ -85,6 +93,14 @@ def run_data(args: argparse.Namespace) -> int:
             f"labels: {meta['n_molecules']} molecules x {len(meta['names'])} descriptors "
             f"({len(meta['dropped'])} dropped), {meta['n_failed']} failed"
         )
+    return 0
+
+
+def run_featurize(args: argparse.Namespace) -> int:
+    from molprop.training.foundation import featurize_shards
+
+    paths = featurize_shards(args.data, workers=args.workers)
+    print(f"{len(paths)} graph shards in {paths[0].parent if paths else args.data}")
     return 0
 
 

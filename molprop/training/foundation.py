@@ -381,7 +381,7 @@ class FoundationModule(L.LightningModule):
         )
         n = max(float(sums[2]), 1.0)
         self.last_val = (float(sums[0]) / n, float(sums[1]) / n)
-        self.log("val_loss", self.last_val[0], sync_dist=False)
+        self.log("val_loss", self.last_val[0], sync_dist=True)  # equal on every rank
         self._tick = None  # validation time is not training time
 
     def take_train_loss(self) -> float:
