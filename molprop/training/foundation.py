@@ -373,7 +373,9 @@ class FoundationModule(L.LightningModule):
         self._val_sum = self._val_abs = self._val_n = 0.0
 
     def on_validation_epoch_end(self) -> None:  # noqa: D102
-        sums = torch.tensor([self._val_sum, self._val_abs, self._val_n], dtype=torch.float64)
+        sums = torch.tensor(
+            [self._val_sum, self._val_abs, self._val_n], dtype=torch.float64, device=self.device
+        )
         sums = (
             self.trainer.strategy.reduce(sums, reduce_op="sum")
             if self.trainer.world_size > 1
