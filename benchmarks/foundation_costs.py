@@ -34,6 +34,15 @@ from molprop.training.foundation import PretrainConfig
 from molprop.training.lightning_module import optimizer_groups
 
 
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
+
+
 def rdkit_cost(smiles: list[str]) -> tuple[float, np.ndarray]:
     start = time.process_time()
     rows = [descriptor_row(s, timeout_s=0)[0] for s in smiles]
@@ -57,7 +66,8 @@ def mordred_cost(smiles: list[str]) -> dict:
         "measured": True,
         "ms_per_molecule": round(ms, 2),
         "descriptors": len(calc.descriptors),
-        "version": getattr(mordred, "__version__", "?"),
+        "molecules": len(mols),
+        "version": _version("mordredcommunity"),
     }
 
 
