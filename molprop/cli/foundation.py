@@ -20,7 +20,10 @@ import argparse
 
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(
-        name, help="foundation model: corpus, pretraining, export", description=__doc__
+        name,
+        help="foundation model: corpus, pretraining, export",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verbs = p.add_subparsers(dest="verb", required=True)
 
