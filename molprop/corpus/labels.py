@@ -3,7 +3,8 @@
 :func:`compute_labels` computes every descriptor of ``rdkit.Chem.Descriptors`` for the first
 ``n`` corpus rows in ``workers`` processes (progress bar), in shards of ``shard_size`` molecules
 cached as ``labels/desc_<k>.npy`` (float32; a shard already on disk for the same molecules is
-reused). A value that is NaN, infinite or outside float32 is stored as NaN and masked in
+reused). The timeout counts the worker's CPU time (``ITIMER_PROF``), not wall time, so a busy
+machine does not make a molecule time out and the labels rebuild identically. A value that is NaN, infinite or outside float32 is stored as NaN and masked in
 training. A molecule whose descriptor code raises or runs past ``timeout_s`` gets an all-NaN row
 and is listed in ``labels/failures.csv``.
 
@@ -66,8 +67,8 @@ def descriptor_row(smiles: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[n
         return row, "unparsable SMILES"
     use_alarm = timeout_s > 0 and hasattr(signal, "setitimer")
     if use_alarm:
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        previous = signal.signal(signal.SIGPROF, _alarm)
+        signal.setitimer(signal.ITIMER_PROF, timeout_s)
     try:
         for j, (_, func) in enumerate(funcs):
             try:
@@ -79,11 +80,13 @@ def descriptor_row(smiles: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[n
             if np.isfinite(value) and abs(value) <= _F32_MAX:
                 row[j] = value
     except _Timeout:
-        return np.full(len(funcs), np.nan, dtype=np.float32), f"timed out after {timeout_s} s"
+        return np.full(
+            len(funcs), np.nan, dtype=np.float32
+        ), f"timed out after {timeout_s} s of CPU time"
     finally:
         if use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
     return row, ""
 
 

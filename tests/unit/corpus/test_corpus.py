@@ -142,3 +142,24 @@ def test_labels_mask_nan_drop_useless_columns_and_list_failures(tmp_path, monkey
     assert compute_labels(tmp_path, 100, workers=1, shard_size=40, progress=False) == meta
     assert (tmp_path / "labels" / "desc_00000.npy").stat().st_mtime_ns == before
     assert json.loads((tmp_path / "labels" / "meta.json").read_text())["n_molecules"] == 100
+
+
+def test_the_descriptor_timeout_counts_cpu_time_not_waiting(monkeypatch):
+    import time
+
+    def sleeps(mol):  # waiting, as a process does on a busy machine: no CPU used
+        time.sleep(0.3)
+        return 1.0
+
+    def spins(mol):
+        end = time.process_time() + 2.0
+        while time.process_time() < end:
+            pass
+        return 1.0
+
+    monkeypatch.setattr(Descriptors, "_descList", [("sleeps", sleeps)])
+    row, reason = descriptor_row("CCO", timeout_s=0.1)
+    assert reason == "" and row[0] == 1.0
+    monkeypatch.setattr(Descriptors, "_descList", [("spins", spins)])
+    row, reason = descriptor_row("CCO", timeout_s=0.1)
+    assert "timed out" in reason and np.isnan(row).all()
