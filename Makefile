@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8000
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint docs bench pretrained clean
+.PHONY: install serve test lint docs bench pretrained foundation-data clean
 
 install: $(STAMP)
 
@@ -37,6 +37,19 @@ bench: install
 
 pretrained: install
 	$(PY) -m molprop.pretrained_recipes
+
+# the foundation model's corpus + descriptor labels, outside the repository; rebuilt
+# byte-identically (fixed source order, seeded order, no timestamps)
+FOUNDATION_DATA ?= ../foundation-data
+SHARED_DATA     ?= ../shared/data
+FOUNDATION_LABELS ?= 300000
+foundation-data: install
+	mkdir -p $(FOUNDATION_DATA)/raw
+	test -f $(FOUNDATION_DATA)/raw/molsets-0.3.1-py3-none-any.whl || \
+		$(PY) -m pip download -q --no-deps "molsets==0.3.1" -d $(FOUNDATION_DATA)/raw
+	nice -n 5 $(VENV)/bin/molprop foundation data --out $(FOUNDATION_DATA) \
+		--moses-wheel $(FOUNDATION_DATA)/raw/molsets-0.3.1-py3-none-any.whl \
+		--shared-data $(SHARED_DATA) --labels $(FOUNDATION_LABELS) --workers 2
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -596,3 +596,83 @@ def write_card(
     path = directory / CARD_NAME
     path.write_text("\n".join(lines))
     return path
+
+
+def write_foundation_card(
+    directory: str | Path, *, corpus: dict[str, Any], labels: dict[str, Any], summary: dict
+) -> Path:
+    """Write ``card.md`` of a foundation (pretrained encoder) artifact: the corpus (sources,
+    licences, counts from its manifest), the labels (descriptors kept, scaling, masked values),
+    the compute and the size. ``summary`` holds the run's epochs, validation loss, compute
+    (``wall_s``, ``cpu_s``, ``molecules_seen``) and parameter count."""
+    directory = Path(directory)
+    config = load_config(directory)
+    model = config.model
+    size = sum(p.stat().st_size for p in directory.rglob("*.safetensors"))
+    totals = corpus.get("totals", {})
+    lines = [
+        f"# {config.name}: pretrained ESA encoder (RDKit descriptor regression)",
+        "",
+        "A starting point, not a property model: `molprop finetune` (without `--from`) and "
+        f"`molprop train --init {config.name}` take its encoder and readout and train a new head; "
+        "`molprop embed` / `Predictor.embed` give its molecule embeddings. Its own head "
+        f"predicts {len(labels.get('names', []))} RDKit 2D descriptors (in their units).",
+        "",
+        "## Corpus",
+        "",
+        f"{corpus.get('molecules', '?')} distinct molecules (standardised: largest organic "
+        "fragment, neutralised, RDKit canonical SMILES; deduplicated by InChIKey). Read "
+        f"{totals.get('rows', '?')} rows: {totals.get('failed', '?')} rejected (listed in the "
+        f"corpus's failures.csv), {totals.get('duplicates', '?')} duplicates. RDKit "
+        f"{corpus.get('rdkit', '?')}; order seed {corpus.get('seed', '?')}.",
+        "",
+        "| source | rows | rejected | duplicates | added | licence |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {s['name']} | {s['rows']} | {s['failed']} | {s['duplicates']} | {s['added']} "
+            f"| {s['licence']} |"
+            for s in corpus.get("sources", [])
+        ),
+        "",
+        "No measured property of any molecule is used: the labels are computed.",
+        "",
+        "## Labels",
+        "",
+        f"RDKit 2D descriptors of the first {labels.get('n_molecules', '?')} corpus molecules "
+        f"(a seeded random subset): {labels.get('n_descriptors', '?')} computed, "
+        f"{len(labels.get('dropped', {}))} dropped (constant or mostly non-finite), "
+        f"{len(labels.get('names', []))} kept; robust scaling (x - median) / IQR (standard "
+        f"deviation where the IQR is 0), clipped to ±{labels.get('clip', '?')}; "
+        f"{labels.get('n_masked_values', '?')} NaN / infinite values masked out of the loss; "
+        f"{labels.get('n_failed', '?')} molecules failed in descriptor code (listed).",
+        "",
+        "## Training and compute",
+        "",
+        f"{token_text(config)}, hidden {model.hidden_dim}, {model.heads} heads, layers "
+        f"`{model.layers}`, {model.num_seeds} PMA seeds; masked mean squared error on the "
+        f"scaled descriptors, AdamW lr {config.train.lr}, batch {config.train.batch_size}. "
+        f"{summary.get('train_molecules', '?')} training / {summary.get('val_molecules', '?')} "
+        f"validation molecules; {summary.get('epochs_run', '?')} epoch(s) started, "
+        f"{summary.get('global_step', '?')} optimiser steps, "
+        f"{summary.get('molecules_seen', '?')} molecules seen; validation loss (scaled "
+        f"descriptors, MSE) {_fmt(summary.get('val_loss'))}, MAE {_fmt(summary.get('val_mae'))}.",
+        f"Compute: {_fmt(summary.get('wall_s', 0) / 3600)} h training wall time, "
+        f"{_fmt(summary.get('cpu_s', 0) / 3600)} CPU hours (rank 0).",
+        "",
+        input_text(config),
+        "",
+        "## Size",
+        "",
+        f"{summary.get('parameters', '?')} parameters, {size / 1e6:.2f} MB of safetensors.",
+        "",
+        "## Intended use and limits",
+        "",
+        "- Start fine-tuning or new 2D molecular tasks from it; its descriptor predictions are "
+        "a pretraining target, not validated properties.",
+        "- Drug-like / lead-like organic molecules (MOSES, ZINC-derived) plus small molecules "
+        "of the shared data sets; organic elements only, no metals.",
+        "",
+    ]
+    path = directory / CARD_NAME
+    path.write_text("\n".join(lines))
+    return path

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "worker": "molprop.cli.worker",
     "export": "molprop.cli.export",
     "hpopt": "molprop.cli.hpopt",
+    "foundation": "molprop.cli.foundation",
 }
 
 
