@@ -183,7 +183,9 @@ def csv_frames(
                     rows, yielded = [], True
             if rows or not yielded:
                 yield pd.DataFrame(rows, columns=columns)
-    except (csv.Error, UnicodeDecodeError, OSError, EOFError, lzma.LZMAError) as exc:
+    except UNREADABLE as exc:
+        raise _unreadable(path, exc) from exc
+    except csv.Error as exc:
         raise DataError(f"could not read {path}: {exc}") from exc
 
 
