@@ -40,7 +40,12 @@ never the test split); on the small sets their bins are under 30 and fall back.
 A calibration set too small for a finite 90 % interval (fewer than 10 molecules) is refused:
 the model stays uncalibrated. A level too high for the serving bin's size (crepes would return an infinite interval: it needs
 ``int((1 - level) * (n + 1)) >= 1``) also falls back along the chain; past the pooled bin the
-level is refused (:meth:`Calibration.max_level`).
+level is refused (:meth:`Calibration.max_level`). A level at or below ``1 / (n + 1)`` gets each
+bin's smallest score, however small it is (1e-20 included: :meth:`ConformalTarget.min_level`).
+
+A file holding NaN, infinity or a value of the wrong kind (``json`` reads and writes the bare
+words ``NaN`` and ``Infinity``) is refused at load with an :class:`ArtifactError` naming the
+field, rather than giving NaN or infinite intervals.
 
 **Classification: Platt scaling** (scikit-learn ``LogisticRegression`` without penalty on
 ``logit(p)``): ``p_cal = sigmoid(a * logit(p) + b)`` per target, ``a`` and ``b`` stored. The

@@ -7,7 +7,11 @@ Layout::
     DIR/metrics.json                     metrics of the training run (read_metrics)
     DIR/split.csv, card.md               the split (training) and the card (molprop.artifact.card)
 
-Loading reads JSON and safetensors only: nothing is ever unpickled.
+Loading reads JSON and safetensors only: nothing is ever unpickled. Every file is named through
+:func:`molprop.artifact.paths.artifact_file` (nothing outside the directory is read, links
+included), and each member's tensor names and shapes are read from its safetensors header and
+compared with the model the config describes before that model is built, so a config whose
+sizes disagree with its weights is refused without allocating them.
 """
 
 from __future__ import annotations
