@@ -42,13 +42,15 @@ def test_tiny_level_is_the_smallest_conformal_interval(model_dir: Path) -> None:
     predictor = Predictor.from_pretrained(model_dir / "solubility")
     n = predictor.calibration.n
     smiles = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O"]
+    name = predictor.target_names[0]
+    low, high = f"{name}_low", f"{name}_high"
     tiny = predictor.predict(smiles, interval=1e-20)
     small = predictor.predict(smiles, interval=0.9 / (n + 1))
-    assert tiny["logp_low"].tolist() == small["logp_low"].tolist()
-    assert tiny["logp_high"].tolist() == small["logp_high"].tolist()
-    assert (tiny["logp_low"] <= tiny["logp"]).all() and (tiny["logp"] <= tiny["logp_high"]).all()
+    assert tiny[low].tolist() == small[low].tolist()
+    assert tiny[high].tolist() == small[high].tolist()
+    assert (tiny[low] <= tiny[name]).all() and (tiny[name] <= tiny[high]).all()
     wide = predictor.predict(smiles, interval=0.9)
-    assert ((wide["logp_high"] - wide["logp_low"]) > (tiny["logp_high"] - tiny["logp_low"])).all()
+    assert ((wide[high] - wide[low]) > (tiny[high] - tiny[low])).all()
 
 
 @pytest.mark.parametrize("level", [0.0, 1.0, -0.1, 1.5])

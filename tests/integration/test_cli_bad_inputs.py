@@ -146,6 +146,12 @@ def test_tiny_interval_level_served(tmp_path: Path) -> None:
     assert code == 0
     table = pd.read_csv(out)
     assert (table["status"] == "ok").all()
-    assert (table["logp_low"] <= table["logp"]).all() and (
-        table["logp"] <= table["logp_high"]
-    ).all()
+    value, low, high = _interval_columns(table)
+    assert (low <= value).all() and (value <= high).all() and (low < high).all()
+
+
+def _interval_columns(table: pd.DataFrame) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """The prediction and its interval bounds (``<column>``, ``<column>_low``, ``_high``)."""
+    low = next(c for c in table.columns if c.endswith("_low"))
+    name = low.removesuffix("_low")
+    return table[name], table[low], table[f"{name}_high"]
