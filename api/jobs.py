@@ -199,13 +199,28 @@ async def _json_job(
     return await run_in_threadpool(_parse_json_job, raw, engine, settings, models, caller)
 
 
-def _save_upload(upload: UploadFile, folder: Path) -> Path:
-    """The upload as a file named like the client's file (its suffix says the format)."""
-    name = Path(upload.filename or "upload.csv").name
+def upload_suffix(filename: str | None) -> str:
+    """The format suffix of the client's file name: ``.csv``, ``.tsv``, ``.smi`` or ``.txt``,
+    with ``.gz`` when gzipped; ``.csv`` (``.csv.gz``) for any other name. Only this suffix is
+    taken from the name."""
+    name = (filename or "").lower()
+    gz = name.endswith(".gz")
     stem = name.removesuffix(".gz")
-    if not stem.lower().endswith(_UPLOAD_SUFFIXES):
-        name = "upload.csv.gz" if name.endswith(".gz") else "upload.csv"
-    path = folder / name
+    suffix = next((s for s in _UPLOAD_SUFFIXES if stem.endswith(s)), ".csv")
+    return suffix + (".gz" if gz else "")
+
+
+def upload_name(filename: str | None) -> str:
+    """The client's file name as error messages show it: printable, at most 80 characters."""
+    name = "".join(c if c.isprintable() else "?" for c in safe_text(filename or ""))
+    return name if len(name) <= 80 else name[:77] + "..."
+
+
+def _save_upload(upload: UploadFile, folder: Path) -> Path:
+    """The upload saved as ``upload<suffix>`` (:func:`upload_suffix`: the suffix says the
+    format). The client's name is never a path here: one of 300 characters, with a NUL or a
+    path separator names the same file."""
+    path = folder / f"upload{upload_suffix(upload.filename)}"
     with open(path, "wb") as out:
         shutil.copyfileobj(upload.file, out)
     return path
@@ -267,7 +282,7 @@ def _form_job(
                     settings.max_job_rows,
                 )
             except DataError as exc:
-                raise _input_error(exc, path, upload.filename or "") from None
+                raise _input_error(exc, path, upload_name(upload.filename)) from None
             options = {"interval": level, "id_column": fields.id_column}
             return store.create_job(
                 engine, "predict", model.name, job_input, options, owner=caller.owner
@@ -284,7 +299,7 @@ def _form_job(
                 settings.max_job_rows,
             )
         except DataError as exc:
-            raise _input_error(exc, path, upload.filename or "") from None
+            raise _input_error(exc, path, upload_name(upload.filename)) from None
         options = {
             "name": name,
             "smiles_column": fields.smiles_column,

@@ -11,6 +11,7 @@ from pathlib import Path
 from molprop.artifact.calibration import ConformalTarget
 from molprop.artifact.card import read_card
 from molprop.artifact.store import CONFIG_NAME, read_metrics
+from molprop.errors import MolpropError
 from molprop.inference import Predictor
 from molprop.jobstore import store
 
@@ -83,6 +84,9 @@ def load_models(model_dir: Path) -> dict[str, ServedModel]:
     for config in sorted(Path(model_dir).glob(f"*/{CONFIG_NAME}")):
         try:
             model = load_model(config.parent)
+        except MolpropError as exc:  # a broken artifact: its reason names the file
+            log.error("skipping model %s: %s", config.parent.name, exc)
+            continue
         except Exception:
             log.exception("could not load model %s", config.parent)
             continue
@@ -110,6 +114,10 @@ def add_job_models(
         try:
             model = load_model(store.extract_model(engine, name, root))
             models[name] = dataclasses.replace(model, published=True)
+        except MolpropError as exc:
+            log.error("skipping the fine-tuned model %s: %s", name, exc)
+            broken.add(name)
+            continue
         except Exception:
             log.exception("could not load the fine-tuned model %s", name)
             broken.add(name)

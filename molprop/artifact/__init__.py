@@ -2,7 +2,8 @@
 
 ``config.json`` (:class:`ArtifactConfig`), ``members/<i>/model.safetensors`` (:mod:`.store`),
 ``domain.safetensors`` (:mod:`.domain`), ``card.md`` (:mod:`.card`), a pretrained copy for
-augmented fine-tuned models (:mod:`.augment`); names resolve through :mod:`.resolve`.
+augmented fine-tuned models (:mod:`.augment`); names resolve through :mod:`.resolve`; every file of a model directory is named through
+:func:`.paths.artifact_file`, which refuses names and links leading outside it.
 Loading reads JSON and safetensors only: nothing is ever unpickled.
 """
 

@@ -40,7 +40,12 @@ never the test split); on the small sets their bins are under 30 and fall back.
 A calibration set too small for a finite 90 % interval (fewer than 10 molecules) is refused:
 the model stays uncalibrated. A level too high for the serving bin's size (crepes would return an infinite interval: it needs
 ``int((1 - level) * (n + 1)) >= 1``) also falls back along the chain; past the pooled bin the
-level is refused (:meth:`Calibration.max_level`).
+level is refused (:meth:`Calibration.max_level`). A level at or below ``1 / (n + 1)`` gets each
+bin's smallest score, however small it is (1e-20 included: :meth:`ConformalTarget.min_level`).
+
+A file holding NaN, infinity or a value of the wrong kind (``json`` reads and writes the bare
+words ``NaN`` and ``Infinity``) is refused at load with an :class:`ArtifactError` naming the
+field, rather than giving NaN or infinite intervals.
 
 **Classification: Platt scaling** (scikit-learn ``LogisticRegression`` without penalty on
 ``logit(p)``): ``p_cal = sigmoid(a * logit(p) + b)`` per target, ``a`` and ``b`` stored. The
@@ -87,6 +92,7 @@ from typing import Any
 
 import numpy as np
 
+from molprop.artifact.paths import artifact_file
 from molprop.errors import ArtifactError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -144,6 +150,20 @@ def check_level(level: float) -> float:
     if not (0.0 < value < 1.0) or not math.isfinite(value):
         raise ConfigError(f"interval level must be strictly between 0 and 1, got {level!r}")
     return value
+
+
+def _finite(what: str, values: object, allow_none: bool = False) -> None:
+    """``ValueError`` naming ``what`` unless every value is a finite number (``None`` too when
+    ``allow_none``): NaN or infinity in a stored calibration would make every interval NaN or
+    infinite, so such a file is refused at load."""
+    items = values if isinstance(values, (list, tuple, np.ndarray)) else [values]
+    for i, v in enumerate(items):
+        if v is None and allow_none:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+            raise ValueError(f"{what}[{i}] is {v!r}, not a number")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"{what}[{i}] is {v!r}: NaN and infinity are not allowed")
 
 
 def _servable(n: int, level: float) -> bool:
@@ -374,6 +394,14 @@ class ConformalTarget:
             level = math.nextafter(level, 0.0)
         return level
 
+    def min_level(self) -> float:
+        """The lowest level computed as asked: every level at or below ``1 / (n + 1)`` is
+        served by each bin's smallest score (the conformal quantile cannot go lower), so a
+        lower level is raised to ``0.5 / (n + 1)``, which gives the same intervals. (crepes
+        reads its score index as ``int((1 - level) * (n + 1)) - 1``: for a level so small that
+        ``1 - level`` rounds to 1, that index is one past the last score.)"""
+        return 0.5 / (self.n + 1)
+
     def assign(
         self, std: np.ndarray, in_domain: Sequence[object] | np.ndarray | None, level: float
     ) -> list[str]:
@@ -397,7 +425,7 @@ class ConformalTarget:
         ``in_domain`` None: unknown (std bins and the pooled bin serve); ``novelty`` (n,)
         ``1 - max similarity to the training set``, None / NaN: unknown (read only when
         ``beta > 0``)."""
-        level = check_level(level)
+        level = max(check_level(level), self.min_level())
         if level > self.max_level():
             raise ConfigError(
                 f"interval level {level:g} needs more calibration molecules than the "
@@ -481,12 +509,27 @@ class ConformalTarget:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ConformalTarget:
+        _finite("residuals", data["residuals"])
+        _finite("stds", data["stds"], allow_none=True)
+        for key in ("offset", "beta", "novelty_fill"):
+            _finite(key, data.get(key), allow_none=True)
+        _finite("std_edges", data.get("std_edges", []))
+        if data.get("novelty") is not None:
+            _finite("novelty", data["novelty"], allow_none=True)
+        if any(v not in (-1, 0, 1) for v in data["in_domain"]):
+            raise ValueError("in_domain must hold 1 (in), 0 (out) or -1 (unknown)")
+        if int(data.get("min_bin_size", MIN_BIN_SIZE)) < 1:
+            raise ValueError("min_bin_size must be at least 1")
         stds = np.asarray([np.nan if v is None else v for v in data["stds"]], dtype=np.float64)
         residuals = np.asarray(data["residuals"], dtype=np.float64)
         domain = np.asarray(data["in_domain"], dtype=np.int8)
         if not (len(residuals) == len(stds) == len(domain)) or len(residuals) == 0:
             raise ValueError("residuals, stds and in_domain must be non-empty and equally long")
         offset = data.get("offset")
+        if offset is not None and float(offset) <= 0:
+            raise ValueError(f"offset must be > 0, got {offset!r}")
+        if (stds[np.isfinite(stds)] < 0).any():
+            raise ValueError("stds must be >= 0")
         difficulty = str(data.get("difficulty", "std"))  # version 1: std only
         if difficulty not in DIFFICULTIES:
             raise ValueError(f"unknown difficulty {difficulty!r}")
@@ -519,10 +562,13 @@ def _read_multipliers(data: dict[str, Any] | None) -> dict[float, dict[str, floa
     -> multiplier; absent (files written before it) -> None."""
     if data is None:
         return None
+    _finite("multipliers.levels", data["levels"])
     levels = [float(v) for v in data["levels"]]
     bins = data["bins"]
     if any(len(v) != len(levels) for v in bins.values()):
         raise ValueError("multipliers: every bin needs one value per level")
+    for key, values in bins.items():
+        _finite(f"multipliers.bins.{key}", values, allow_none=True)
     return {
         lv: {k: None if v[i] is None else float(v[i]) for k, v in bins.items()}
         for i, lv in enumerate(levels)
@@ -640,6 +686,8 @@ class PlattTarget:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlattTarget:
+        _finite("a", data["a"])
+        _finite("b", data["b"])
         return cls(float(data["a"]), float(data["b"]), int(data["n"]))
 
 
@@ -722,12 +770,12 @@ class Calibration:
     @classmethod
     def load(cls, directory: str | Path) -> Calibration | None:
         """The artifact's calibration, or None when it has no ``calibration.json``."""
-        path = Path(directory) / CALIBRATION_NAME
+        path = artifact_file(directory, CALIBRATION_NAME)
         if not path.exists():
             return None
         try:
             return cls.from_dict(json.loads(path.read_text()))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArtifactError(f"corrupt calibration {path}: {exc}") from exc
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 from molprop.artifact.calibration import NOT_CALIBRATED, Calibration, ConformalTarget
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
+from molprop.artifact.paths import artifact_file
 from molprop.artifact.reference import Reference
 from molprop.artifact.store import load_config, read_metrics
 
@@ -32,7 +33,7 @@ _SPLITS = {
 
 def read_card(directory: str | Path) -> str:
     """``card.md`` of the artifact ``directory``; ``""`` if it has none."""
-    path = Path(directory) / CARD_NAME
+    path = artifact_file(directory, CARD_NAME)
     return path.read_text() if path.exists() else ""
 
 
@@ -83,7 +84,7 @@ def domain_lines(directory: Path, test_set: str = "test set") -> list[str]:
             f" It must also have {low}–{high} heavy atoms, the size range of the "
             "training molecules (fingerprints alone do not see size)."
         )
-    split_path = directory / "split.csv"
+    split_path = artifact_file(directory, "split.csv")
     if split_path.exists():
         split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})
         test = split.loc[split["split"] == "test", "smiles"].tolist()
@@ -234,7 +235,7 @@ def refresh_card_calibration(directory: str | Path) -> Path | None:
     """Rewrite the calibration section and the version / uncertainty line of an existing
     ``card.md`` (after ``molprop calibrate``); None when the artifact has no card."""
     directory = Path(directory)
-    path = directory / CARD_NAME
+    path = artifact_file(directory, CARD_NAME)
     if not path.exists():
         return None
     config = load_config(directory)

@@ -19,6 +19,8 @@ from molprop.featurize import FeaturizerConfig
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig, from_dict_strict
 
 SCHEMA_VERSION = 1
+#: most ensemble members an artifact may have
+MAX_MEMBERS = 128
 
 AugmentKind = Literal["label", "embed"]
 #: what a label-augmented model takes as its low-fidelity input ``x`` when it predicts
@@ -115,6 +117,12 @@ class ArtifactConfig:
     provenance: Provenance = field(default_factory=Provenance)
     augment: Augmentation | None = None
     schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.n_members <= MAX_MEMBERS:
+            raise ConfigError(
+                f"n_members must be between 1 and {MAX_MEMBERS}, got {self.n_members}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         extra = self.provenance.to_dict()

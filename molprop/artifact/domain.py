@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 from safetensors.numpy import load_file, save_file
 
+from molprop.artifact.paths import artifact_file
 from molprop.chem.fingerprints import N_BITS, RADIUS, morgan_bits
 from molprop.chem.smiles import parse_smiles
 from molprop.errors import ArtifactError
@@ -220,7 +221,7 @@ class ApplicabilityDomain:
     @classmethod
     def load(cls, directory: str | Path) -> ApplicabilityDomain | None:
         """The artifact's domain, or None when it has no ``domain.safetensors``."""
-        path = Path(directory) / DOMAIN_NAME
+        path = artifact_file(directory, DOMAIN_NAME)
         if not path.exists():
             return None
         try:
@@ -240,16 +241,19 @@ class ApplicabilityDomain:
             elements = None
             if "elements" in meta:
                 elements = tuple(e for e in meta["elements"].split(",") if e)
+            threshold = float(meta["threshold"])
+            if not 0.0 <= threshold <= 1.0:  # NaN too
+                raise ValueError(f"threshold {meta['threshold']!r} is not a similarity in [0, 1]")
             return cls(
                 fps.astype(np.uint8),
-                float(meta["threshold"]),
+                threshold,
                 int(meta["radius"]),
                 int(meta["n_bits"]),
                 float(meta.get("percentile", PERCENTILE)),
                 heavy,
                 elements,
             )
-        except (KeyError, ValueError, OSError) as exc:
+        except (KeyError, ValueError, OSError, SafetensorError) as exc:
             raise ArtifactError(f"corrupt applicability domain {path}: {exc}") from exc
 
 
@@ -263,7 +267,7 @@ def add_domain_to_artifact(
     """
     directory = Path(directory)
     if train_smiles is None:
-        split_path = directory / "split.csv"
+        split_path = artifact_file(directory, "split.csv")
         if not split_path.exists():
             raise ArtifactError(f"no split.csv in {directory}: pass the training SMILES")
         split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})

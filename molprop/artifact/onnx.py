@@ -23,7 +23,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.store import load_config, load_members, member_path
+from molprop.artifact.paths import artifact_file
+from molprop.artifact.store import load_config, load_members, member_name, member_path
 from molprop.data.batch import collate_graphs
 from molprop.errors import ArtifactError
 from molprop.featurize import build_featurizer
@@ -114,7 +115,10 @@ def export_onnx(
 
 
 def _find_metadata(directory: Path, location: str | Path | None) -> Path:
-    where = Path(location) if location is not None else directory / ONNX_DIR
+    if location is None:  # the artifact's own export: it must lie inside the artifact
+        where = artifact_file(directory, f"{ONNX_DIR}/{METADATA_NAME}")
+    else:
+        where = Path(location)
     if where.suffix == ".onnx":
         where = where.with_suffix(".json")
     elif where.suffix != ".json":
@@ -154,12 +158,12 @@ def load_onnx_members(
         raise ArtifactError(f"{meta_path} has {len(entries)} members, the artifact {len(members)}")
     sessions = []
     for i, (entry, model) in enumerate(zip(entries, members, strict=True)):
-        if entry.get("weights_sha256") != _sha256(member_path(directory, i)):
+        if entry.get("weights_sha256") != _sha256(artifact_file(directory, member_name(i))):
             raise ArtifactError(
                 f"{meta_path}: member {i} was exported from other weights than "
                 f"{member_path(directory, i)}: export again"
             )
-        path = meta_path.parent / entry["file"]
+        path = artifact_file(meta_path.parent, str(entry["file"]))
         if not path.exists():
             raise ArtifactError(f"missing ONNX file {path} (listed in {meta_path})")
         sessions.append(OnnxMember(path, model, threads=threads))

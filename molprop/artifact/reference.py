@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from molprop.artifact.paths import artifact_file
 from molprop.errors import ArtifactError
 
 REFERENCE_NAME = "reference.json"
@@ -116,7 +117,7 @@ class Reference:
     @classmethod
     def load(cls, directory: str | Path) -> Reference | None:
         """The artifact's reference distribution, or None when it has none."""
-        path = Path(directory) / REFERENCE_NAME
+        path = artifact_file(directory, REFERENCE_NAME)  # never a link out of the directory
         if not path.exists():
             return None
         try:

@@ -7,7 +7,11 @@ Layout::
     DIR/metrics.json                     metrics of the training run (read_metrics)
     DIR/split.csv, card.md               the split (training) and the card (molprop.artifact.card)
 
-Loading reads JSON and safetensors only: nothing is ever unpickled.
+Loading reads JSON and safetensors only: nothing is ever unpickled. Every file is named through
+:func:`molprop.artifact.paths.artifact_file` (nothing outside the directory is read, links
+included), and each member's tensor names and shapes are read from its safetensors header and
+compared with the model the config describes before that model is built, so a config whose
+sizes disagree with its weights is refused without allocating them.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
-from molprop.errors import ArtifactError
+from molprop.artifact.paths import artifact_file
+from molprop.errors import ArtifactError, ConfigError
 from molprop.models.model import MolPropModel
 
 CONFIG_NAME = "config.json"
@@ -31,8 +37,13 @@ WEIGHTS_NAME = "model.safetensors"
 METRICS_NAME = "metrics.json"
 
 
+def member_name(i: int) -> str:
+    """Member ``i``'s weight file, relative to the artifact directory."""
+    return f"members/{i}/{WEIGHTS_NAME}"
+
+
 def member_path(directory: Path, i: int) -> Path:
-    return Path(directory) / "members" / str(i) / WEIGHTS_NAME
+    return Path(directory) / member_name(i)
 
 
 def save_artifact(
@@ -52,13 +63,21 @@ def save_artifact(
 
 
 def load_config(directory: str | Path) -> ArtifactConfig:
-    path = Path(directory) / CONFIG_NAME
+    """``config.json`` of the artifact ``directory``, validated (``ConfigError`` naming the file
+    for a value out of range or unknown, ``ArtifactError`` for a file that is missing, leads
+    outside the directory or is not a config)."""
+    path = artifact_file(directory, CONFIG_NAME)
     if not path.exists():
         raise ArtifactError(f"no {CONFIG_NAME} in {directory}: not a molprop artifact")
     try:
-        return ArtifactConfig.from_dict(json.loads(path.read_text()))
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ArtifactError(f"corrupt {path}: {exc}") from exc
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        return ArtifactConfig.from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ArtifactError(f"corrupt {path}: {exc!r}") from exc
 
 
 def rename_targets(directory: str | Path, names: Sequence[str]) -> ArtifactConfig:
@@ -104,7 +123,7 @@ def write_metrics(directory: str | Path, metrics: dict[str, Any]) -> Path:
 def read_metrics(directory: str | Path) -> dict[str, Any]:
     """``metrics.json`` of an artifact; ``{}`` if it has none (raises ``ArtifactError`` if it is
     not a JSON object)."""
-    path = Path(directory) / METRICS_NAME
+    path = artifact_file(directory, METRICS_NAME)
     if not path.exists():
         return {}
     try:
@@ -130,16 +149,71 @@ def load_state_strict(model: torch.nn.Module, state: dict[str, torch.Tensor], or
     model.load_state_dict(state, strict=True)
 
 
+def expected_shapes(config: ArtifactConfig) -> dict[str, tuple[int, ...]]:
+    """name -> shape of every tensor a member of ``config`` has, from a model built on the
+    ``meta`` device (no memory allocated, whatever the sizes)."""
+    with torch.device("meta"):
+        model = MolPropModel.from_config(config.model)
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+
+def stored_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """name -> shape of every tensor in the safetensors file ``path``, read from its header
+    only (``ArtifactError`` for a file that is not safetensors)."""
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            return {k: tuple(handle.get_slice(k).get_shape()) for k in handle.keys()}
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ArtifactError(f"corrupt weights {path}: {exc}") from exc
+
+
+def check_shapes(
+    path: Path, expected: dict[str, tuple[int, ...]], stored: dict[str, tuple[int, ...]]
+) -> None:
+    """``ArtifactError`` naming ``path`` and the first differences unless the weight file holds
+    exactly the tensors (names and shapes) the config implies."""
+    missing = sorted(set(expected) - set(stored))
+    unexpected = sorted(set(stored) - set(expected))
+    shape = [
+        f"{k}: file {list(stored[k])}, config {list(expected[k])}"
+        for k in sorted(set(expected) & set(stored))
+        if stored[k] != expected[k]
+    ]
+    problems = [
+        f"{what} {items[:5]}" + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+        for what, items in (
+            ("missing keys", missing),
+            ("unexpected keys", unexpected),
+            ("shape mismatch", shape),
+        )
+        if items
+    ]
+    if problems:
+        raise ArtifactError(
+            f"weights in {path} do not match the sizes config.json gives: " + "; ".join(problems)
+        )
+
+
 def load_members(directory: str | Path, config: ArtifactConfig | None = None) -> list[MolPropModel]:
+    """The ensemble members, each checked against the config before anything is allocated:
+    the tensor names and shapes in its weight file's header must be those of the model the
+    config describes (a config whose sizes disagree with the weights is refused with the
+    differences, not built)."""
     directory = Path(directory)
     config = config or load_config(directory)
+    expected = expected_shapes(config)
     members = []
     for i in range(config.n_members):
-        path = member_path(directory, i)
-        if not path.exists():
+        path = artifact_file(directory, member_name(i))
+        if not path.is_file():
             raise ArtifactError(f"missing weights {path}")
+        check_shapes(path, expected, stored_shapes(path))
         model = MolPropModel.from_config(config.model)
-        load_state_strict(model, load_file(str(path)), str(path))
+        try:
+            state = load_file(str(path))
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise ArtifactError(f"corrupt weights {path}: {exc}") from exc
+        load_state_strict(model, state, str(path))
         model.eval()
         members.append(model)
     return members

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import lzma
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,17 +76,36 @@ def open_text(path: Path) -> io.TextIOBase:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
 
 
+#: what reading a damaged or non-text input file raises (a truncated or corrupt ``.gz`` /
+#: ``.bz2`` / ``.xz``, bytes that are not UTF-8): :func:`iter_chunks` and :func:`count_records`
+#: turn them into a :class:`DataError` naming the file
+UNREADABLE = (UnicodeDecodeError, OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def _unreadable(path: Path, exc: BaseException) -> DataError:
+    if isinstance(exc, UnicodeDecodeError):
+        return DataError(
+            f"could not read {path}: not UTF-8 text (the byte "
+            f"{exc.object[exc.start : exc.start + 1]!r} is not UTF-8); save the file as UTF-8"
+        )
+    return DataError(f"could not read {path}: {exc} (a damaged or truncated file?)")
+
+
 def count_records(path: str | Path) -> int:
     """Number of data records (fast scan: newlines, or ``$$$$`` for SDF). Used for the ETA;
-    approximate when CSV fields contain quoted newlines."""
+    approximate when CSV fields contain quoted newlines. A damaged compressed file is a
+    :class:`DataError`."""
     path = Path(path)
     fmt = input_format(path)
     newlines, last, dollars = 0, b"\n", 0
-    with open_binary(path) as fh:
-        while block := fh.read(1 << 22):
-            newlines += block.count(b"\n")
-            dollars += block.count(b"$$$$") if fmt == "sdf" else 0
-            last = block[-1:]
+    try:
+        with open_binary(path) as fh:
+            while block := fh.read(1 << 22):
+                newlines += block.count(b"\n")
+                dollars += block.count(b"$$$$") if fmt == "sdf" else 0
+                last = block[-1:]
+    except UNREADABLE as exc:
+        raise _unreadable(path, exc) from exc
     if fmt == "sdf":
         return dollars
     lines = newlines + (last != b"\n")
@@ -163,7 +183,9 @@ def csv_frames(
                     rows, yielded = [], True
             if rows or not yielded:
                 yield pd.DataFrame(rows, columns=columns)
-    except (csv.Error, UnicodeDecodeError, OSError, EOFError, lzma.LZMAError) as exc:
+    except UNREADABLE as exc:
+        raise _unreadable(path, exc) from exc
+    except csv.Error as exc:
         raise DataError(f"could not read {path}: {exc}") from exc
 
 
@@ -175,8 +197,10 @@ def _smi_chunks(path: Path, smiles_column: str, chunk_size: int) -> Iterator[pd.
     sep: str | None = None
     rows: list[list[str]] = []
     with open_text(path) as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             line = line.rstrip("\r\n")
+            if "\x00" in line:
+                raise DataError(f"{path} line {number} contains a NUL byte: not a text SMILES file")
             if columns is None:
                 sep = "\t" if "\t" in line else None
                 first = line.split(sep)
@@ -248,7 +272,13 @@ def iter_chunks(
         frames = csv_frames(path, chunk_size, required=[smiles_column])
         raw = ((frame, {}) for frame in frames)
     start = 0
-    for frame, failures in raw:
+    while True:
+        try:
+            frame, failures = next(raw)
+        except StopIteration:
+            return
+        except UNREADABLE as exc:  # a damaged .gz, bytes that are not UTF-8
+            raise _unreadable(path, exc) from exc
         n = len(frame)
         if start + n > skip:
             drop = max(0, skip - start)

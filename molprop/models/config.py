@@ -9,6 +9,8 @@ String options are ``Literal`` types, checked when a config is made.
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 import warnings
 from dataclasses import asdict, dataclass, fields
@@ -97,6 +99,41 @@ def parse_layers(pattern: str) -> tuple[str, str]:
     return encoder, decoder
 
 
+#: ModelConfig's sizes: field -> (smallest, largest) accepted. The upper bounds are far above
+#: any model this project trains (hidden 64-128, the largest node features 199), low enough
+#: that a damaged or hostile config.json cannot ask for gigabytes before its weights are read
+#: (the artifact loader also checks every shape against the weight file's header first).
+SIZE_BOUNDS: dict[str, tuple[int, int]] = {
+    "node_dim": (1, 8192),
+    "edge_dim": (1, 8192),
+    "n_tasks": (1, 4096),
+    "hidden_dim": (1, 8192),
+    "heads": (1, 256),
+    "num_seeds": (1, 1024),
+    "mlp_mult": (1, 16),
+    "n_extra": (0, 8192),
+    "head_hidden": (1, 8192),
+    "learnable_rbf": (0, 1024),
+    "pair_rbf": (0, 1024),
+}
+#: most M / S / P letters in a layer pattern
+MAX_LAYERS = 64
+
+
+def check_sizes(config: ModelConfig) -> None:
+    """``ConfigError`` unless every :data:`SIZE_BOUNDS` field of ``config`` is an integer in
+    its range (and ``rbf_cutoff`` a positive finite number)."""
+    for name, (low, high) in SIZE_BOUNDS.items():
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ConfigError(f"model {name} must be an integer, got {value!r}")
+        if not low <= value <= high:
+            raise ConfigError(f"model {name} must be between {low} and {high}, got {value}")
+    cutoff = config.rbf_cutoff
+    if isinstance(cutoff, bool) or not isinstance(cutoff, numbers.Real) or not 0 < cutoff < 1e3:
+        raise ConfigError(f"model rbf_cutoff must be a positive number of Å, got {cutoff!r}")
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """Architecture of one ESA/NSA model.
@@ -151,7 +188,14 @@ class ModelConfig:
     pair_rbf: int = 0
 
     def __post_init__(self) -> None:
-        parse_layers(self.layers)
+        check_sizes(self)
+        if not isinstance(self.layers, str) or len(self.layers) > 4 * MAX_LAYERS:
+            raise ConfigError(
+                f"model layers must be a pattern such as 'MSMSMP S', got {self.layers!r}"
+            )
+        encoder, decoder = parse_layers(self.layers)
+        if len(encoder) + len(decoder) + 1 > MAX_LAYERS:
+            raise ConfigError(f"layer pattern {self.layers!r} has more than {MAX_LAYERS} blocks")
         if self.extra_skip and not self.n_extra:
             raise ConfigError("extra_skip (a linear map of the extra inputs) needs n_extra > 0")
         check_choice("token kind (model)", self.token_kind, TOKEN_KINDS)
@@ -227,6 +271,12 @@ class TaskConfig:
             raise ConfigError(
                 f"scaler_mean has {len(self.scaler_mean)} values, scaler_std {len(self.scaler_std)}"
             )
+        for name, values in (("scaler_mean", self.scaler_mean), ("scaler_std", self.scaler_std)):
+            if not all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+                for v in values
+            ):
+                raise ConfigError(f"{name} must hold finite numbers, got {list(values)}")
 
     @property
     def scaler(self) -> TargetScaler:
