@@ -124,6 +124,8 @@ def _input_error(exc: DataError, path: Path | None = None, name: str = "") -> HT
     message = str(exc)
     if path is not None:
         message = message.replace(str(path), f"the upload {name!r}")
+        if message.startswith(f"{path.name} "):  # a reason that names the file, not the path
+            message = name + message[len(path.name) :]
     return _unprocessable(safe_text(message))
 
 

@@ -65,8 +65,8 @@ def assay_halves(name: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     table = pd.read_csv(DATA / recipe.data)
     split = pd.read_csv(PRETRAINED / name / "split.csv")
     rows = split.loc[split["split"] == "test", "row"].to_numpy()
-    test = table.iloc[rows][[recipe.smiles_column, recipe.target]].reset_index(drop=True)
-    test.columns = ["smiles", recipe.target]
+    test = table.iloc[rows][[recipe.smiles_column, recipe.data_column]].reset_index(drop=True)
+    test.columns = ["smiles", recipe.target]  # the data's column under the model's name
     return scaffold_halves(test, seed)
 
 

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
@@ -219,9 +220,12 @@ def test_health_answers_while_a_large_json_job_body_is_parsed(db_url, model_dir,
             time.sleep(0.01)
         thread.join()
     assert answer["status"] == 202 and answer["rows"] == 100_000
-    # relative to the POST's own time (both scale with the machine's load): the longest
-    # /health wait is a small part of it (before: ~90 %)
-    assert len(waits) >= 3 and max(waits) < 0.4 * answer["seconds"], (waits, answer)
+    # relative to the POST's own time (both scale with the machine's load): a typical /health
+    # wait is a small part of it and none waits for the whole POST (before: one wait of ~90 %;
+    # the parsing thread still shares the GIL, so a single wait may take a larger slice)
+    seconds = answer["seconds"]
+    assert len(waits) >= 3 and float(np.median(waits)) < 0.2 * seconds, (waits, answer)
+    assert max(waits) < 0.75 * seconds, (waits, answer)
 
 
 @pytest.mark.parametrize(

@@ -44,17 +44,17 @@ def solubility() -> Predictor:
 
 
 def test_predict_frame_keeps_a_measured_target_column(solubility):
-    """ESOL's own table: ``logp`` is the measured log solubility, the model's target too."""
+    """A table with the measured log solubility under the model's own target name ``logS``."""
     smiles = ["CCO", "c1ccccc1O", "not a smiles", "CC(=O)Nc1ccc(O)cc1"]
     measured = ["1.10", "-0.04", "-3.2", "-1.03"]
-    inputs = pd.DataFrame({"smiles": smiles, "logp": measured, "error": ["note"] * 4})
+    inputs = pd.DataFrame({"smiles": smiles, "logS": measured, "error": ["note"] * 4})
     out = solubility.predict_frame(inputs, "smiles")
-    assert out.columns[:3].tolist() == ["smiles", "logp", "error"]
-    assert out["logp"].tolist() == measured and out["error"].tolist() == ["note"] * 4
-    assert "pred_logp" in out and "pred_error" in out and "status" in out
+    assert out.columns[:3].tolist() == ["smiles", "logS", "error"]
+    assert out["logS"].tolist() == measured and out["error"].tolist() == ["note"] * 4
+    assert "pred_logS" in out and "pred_error" in out and "status" in out
     expected = solubility.predict(smiles)
-    np.testing.assert_allclose(out["pred_logp"], expected["logp"], rtol=1e-6, equal_nan=True)
-    np.testing.assert_allclose(out["logp_low"], expected["logp_low"], rtol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(out["pred_logS"], expected["logS"], rtol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(out["logS_low"], expected["logS_low"], rtol=1e-6, equal_nan=True)
     assert out["status"].tolist() == expected["status"].tolist()
     assert out["pred_error"].tolist() == expected["error"].tolist()
     assert out["in_domain"].tolist()[:2] == expected["in_domain"].tolist()[:2]

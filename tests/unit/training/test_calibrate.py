@@ -90,7 +90,7 @@ def test_shipped_recipe_calibrates_on_validation_rows_only(tmp_path: Path, spy) 
     shutil.copytree(shipped_models_dir() / "solubility", out)
     frame = pd.read_csv(REPO / "data" / "moleculenet" / recipe.data)
     calibrate(recipe, out)
-    labels = _labels(out, frame, recipe.target)
+    labels = _labels(out, frame, recipe.data_column)
     assert np.array_equal(np.sort(spy[-1]["targets"][:, 0]), labels["val"])
     assert Calibration.load(out).n == len(labels["val"]) == 112
     split = pd.read_csv(out / "split.csv", dtype={"split": str})
@@ -100,8 +100,8 @@ def test_shipped_recipe_calibrates_on_validation_rows_only(tmp_path: Path, spy) 
     calibrate(recipe, out)
     assert Calibration.load(out).n == 122
     new = np.sort(spy[-1]["targets"][:, 0])
-    assert np.array_equal(new, _labels(out, frame, recipe.target)["val"])
-    assert json.loads((out / "metrics.json").read_text())["calibration"]["test"]["logp"]["n"] == 104
+    assert np.array_equal(new, _labels(out, frame, recipe.data_column)["val"])
+    assert json.loads((out / "metrics.json").read_text())["calibration"]["test"]["logS"]["n"] == 104
 
 
 def test_platt_lowers_ece_of_planted_miscalibration() -> None:
@@ -157,15 +157,15 @@ def test_cli_calibrate_writes_a_new_version(tmp_path: Path, capsys) -> None:
     for w in (src / "members").rglob("*.safetensors"):  # weights copied, not changed
         assert (out / w.relative_to(src)).read_bytes() == w.read_bytes()
     report = json.loads((out / "metrics.json").read_text())["calibration"]
-    assert report["test"]["logp"]["n"] == 200
+    assert report["test"]["logS"]["n"] == 200
     assert "Version 2" in (out / "card.md").read_text()
     assert "assay.csv" in (out / "card.md").read_text()
-    assert Calibration.load(out).targets["logp"].difficulty == "std+novelty"  # the default
+    assert Calibration.load(out).targets["logS"].difficulty == "std+novelty"  # the default
     # in place: version 3, the previous calibration kept; --difficulty std: the std rule
     assert main([*argv[:2], str(out), *argv[3:], "--difficulty", "std"]) == 0
     assert json.loads((out / "config.json").read_text())["version"] == "3"
     assert (out / "calibration.v2.json").exists() and (out / CALIBRATION_NAME).exists()
-    assert Calibration.load(out).targets["logp"].difficulty == "std"
+    assert Calibration.load(out).targets["logS"].difficulty == "std"
     # a model name without --out is refused (a shipped model is never changed in place)
     capsys.readouterr()
     assert main(["calibrate", "--model", "solubility", "--data", str(ESOL)]) == 2
