@@ -1,4 +1,4 @@
-"""The shipped structure model ``homo_lumo_gap_3d`` (issue 20).
+"""The shipped structure model ``homo_lumo_gap_3d``.
 
 A small config JSON + safetensors artifact on the split of the 2D ``homo_lumo_gap``; fed its test
 molecules as a user feeds them (an extxyz file to ``molprop predict``) it reproduces the test MAE

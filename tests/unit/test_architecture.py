@@ -150,7 +150,7 @@ def test_the_service_never_loads_the_job_worker_or_training():
 
 
 def test_the_checker_sees_a_planted_upward_import(tmp_path, monkeypatch):
-    """The check must fail when inference imports training (what issue 16 found)."""
+    """The check must fail when inference imports training."""
     fake = tmp_path / "molprop" / "inference"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("")

@@ -1,5 +1,5 @@
 """The shipped recipes still describe the shipped models: the training settings of each recipe
-equal those stored in its ``pretrained/<name>/config.json`` (since session 28 the recipes are the
+equal those stored in its ``pretrained/<name>/config.json`` (the recipes are the
 CLI's defaults, so a changed default fails here until ``make pretrained`` retrains them), and a
 retrain records the model it replaced."""
 

@@ -1,5 +1,5 @@
 """calibration.json stores crepes' per-bin interval multipliers for the levels 0.01..0.99, so that
-prediction at those levels needs no crepes import (issue 17: ~1.5 s of scipy.stats and
+prediction at those levels needs no crepes import (~1.5 s of scipy.stats and
 scikit-learn in every ``molprop predict`` process). The stored numbers must be crepes' own: the
 intervals are bit-identical to crepes' ``predict_int`` whether the table is stored or not."""
 

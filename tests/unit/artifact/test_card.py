@@ -142,7 +142,7 @@ def test_card_of_a_molecular_3d_nsa_model_with_its_cutoff(tmp_path: Path) -> Non
 
 
 def test_card_of_a_bonds_mode_3d_model(tmp_path: Path) -> None:
-    """Issue 20: the 3D mode that contains the 2D featuriser says so (bonds, RDKit features,
+    """The 3D mode that contains the 2D featuriser says so (bonds, RDKit features,
     perception, atom sums, stereo), not "radius graph" or "enantiomers get the same"."""
     card = _card(
         _artifact(

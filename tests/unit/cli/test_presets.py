@@ -19,7 +19,7 @@ def _resolve(*extra: str) -> tuple[dict, TrainConfig]:
 
 
 def test_no_preset_gives_the_default_preset():
-    """No ``--preset``: the ``default`` preset's values (issue 17's search result), the dataclass
+    """No ``--preset``: the ``default`` preset's values (the ``molprop hpopt`` search result), the dataclass
     defaults for what it leaves out."""
     model, train = _resolve()
     defaults = {f.name: f.default for f in fields(ModelConfig)}
@@ -31,7 +31,7 @@ def test_no_preset_gives_the_default_preset():
 
 
 def test_wide_preset_is_the_old_default():
-    """``--preset wide`` reproduces the default of sessions 4-26 (the dataclass defaults, which
+    """``--preset wide`` reproduces the former default (the dataclass defaults, which
     old artifacts and the grid's earlier runs were made with)."""
     model, train = _resolve("--preset", "wide")
     defaults = {f.name: f.default for f in fields(ModelConfig)}
@@ -59,7 +59,7 @@ def test_explicit_flags_override_the_preset():
 
 
 def test_pair_gaussians_default_on_for_3d_only():
-    """``--pair-rbf`` unset: 16 element-pair Gaussians with ``--featurizer 3d`` (issue 20), none
+    """``--pair-rbf`` unset: 16 element-pair Gaussians with ``--featurizer 3d``, none
     for 2D (no distances); an explicit value wins either way."""
     assert _resolve()[0]["pair_rbf"] == 0
     assert _resolve("--featurizer", "3d")[0]["pair_rbf"] == DEFAULT_PAIR_RBF_3D == 16

@@ -92,7 +92,7 @@ def _moved(s: Structure3D, rot: np.ndarray, shift: np.ndarray, perm: np.ndarray)
 @pytest.mark.parametrize("mode", ["radius", "bonds"])
 def test_rotation_translation_permutation_invariance(qm9_molecules, token_kind, mode):
     """Both 3D modes; ``bonds`` with perceived bonds, non-bonded radius tokens and the
-    element-pair Gaussians (issue 20)."""
+    element-pair Gaussians."""
     bonds = mode == "bonds"
     feat = Graph3DFeaturizer(
         mode=mode,

@@ -1,4 +1,4 @@
-"""Issue 20: the 3D featuriser mode ``bonds`` contains the 2D featuriser (RDKit atom and bond
+"""The 3D featuriser mode ``bonds`` contains the 2D featuriser (RDKit atom and bond
 features on bond tokens) plus distances; bonds of structures are perceived by RDKit, with a
 radius-graph fallback that names the structure; version 2 artifacts keep their radius graph."""
 
@@ -213,7 +213,7 @@ def test_bad_mode_is_a_config_error():
 
 
 def test_a_version_2_3d_artifact_predicts_as_before(qm9, tmp_path):
-    """An artifact written before issue 20 (config.json: featuriser ``3d`` version 2, no mode,
+    """An artifact written before the ``bonds`` mode (config.json: featuriser ``3d`` version 2, no mode,
     no loss, no pair_rbf) loads and predicts on structures exactly what its model gives on the
     radius-graph features it was trained with."""
     import json

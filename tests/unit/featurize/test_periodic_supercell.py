@@ -182,7 +182,7 @@ def test_image_ids_identify_equal_and_opposite_shifts(longest):
 
 
 def test_bonds_mode_supercell_atoms_keep_their_cell_features():
-    """Issue 20, mode ``bonds`` (periodic: radius tokens, bare-atom RDKit features, atom sums):
+    """Mode ``bonds`` (periodic: radius tokens, bare-atom RDKit features, atom sums):
     every atom of a 2x2x1 supercell has its cell atom's node features, and the same multiset of
     token features, for every 10th oxide."""
     feat = Graph3DFeaturizer(mode="bonds")

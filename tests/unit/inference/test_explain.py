@@ -1,5 +1,5 @@
 """Atom attributions (molprop.inference.explain): tokens land on the right atoms, completeness,
-per-row errors, pictures, and the nitrogen check of issue 18 on models trained on real ESOL
+per-row errors, pictures, and the nitrogen check on models trained on real ESOL
 molecules (target: the number of N atoms; >= 90 % of the positive attribution mass on N)."""
 
 from __future__ import annotations

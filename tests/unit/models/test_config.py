@@ -58,18 +58,18 @@ def test_task_type_has_one_home() -> None:
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.parent.name)
 def test_shipped_config_json_loads_and_matches_the_weights(path: Path) -> None:
-    """Every shipped config.json loads; all are written in the current format (since the
-    session-28 retrain no shipped model carries the legacy ``model.task_type`` copy: the legacy
-    reading is checked below); the model it describes has exactly the shipped state-dict keys
-    and shapes (loaded strictly)."""
+    """Every shipped config.json loads; all are written in the current format (no shipped
+    model carries the legacy ``model.task_type`` copy: the legacy reading is checked below);
+    the model it describes has exactly the shipped state-dict keys and shapes (loaded
+    strictly)."""
     raw = json.loads(path.read_text())
-    assert "task_type" not in raw["model"], "a shipped config in the pre-issue-16 format"
+    assert "task_type" not in raw["model"], "a shipped config in the legacy format"
     model_cfg = ModelConfig.from_dict(raw["model"])
     task = TaskConfig.from_dict(raw["task"])
     assert task.task_type == raw["task"]["task_type"]
     assert model_cfg.to_dict() == raw["model"]
     assert ModelConfig.from_dict(model_cfg.to_dict()) == model_cfg  # rewritten: same config
-    # trained with the CLI's defaults (make pretrained since session 28)
+    # trained with the CLI's defaults (make pretrained)
     assert TrainConfig.from_dict(raw["train"]).weight_decay_on == "matrices"
     state = load_file(str(path.parent / "members" / "0" / "model.safetensors"))
     model = MolPropModel.from_config(model_cfg)

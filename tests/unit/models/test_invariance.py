@@ -150,7 +150,7 @@ def supercell_errors(kind: str, cells, supers, copies=4, featurizer=F3D, **kw) -
 
 @pytest.mark.parametrize("kind", ["esa", "nsa"])
 def test_supercell_predicts_four_times_the_cell_for_every_oxide(kind, oxide_graphs):
-    """Issue 15: 2x2x1 supercell total = 4 x cell total to 1e-5 relative, cap on, all 295 cells
+    """2x2x1 supercell total = 4 x cell total to 1e-5 relative, cap on, all 295 cells
     (before the image multiplicities in the masks: 2e-4 to 5e-4 off, most cells)."""
     err = supercell_errors(kind, *oxide_graphs)
     assert len(err) == 295 and np.isfinite(err).all()
@@ -239,7 +239,7 @@ def test_crystal_prediction_does_not_depend_on_its_batch(oxides):
     np.testing.assert_allclose(mixed[0], molecule_alone, atol=1e-5)
 
 
-# ----------------------------------------------------------------- 3D mode "bonds" (issue 20)
+# ----------------------------------------------------------------- 3D mode "bonds"
 
 F3D_BONDS = Graph3DFeaturizer(num_gaussians=16)  # mode bonds, atom sums on (the defaults)
 

@@ -80,7 +80,7 @@ def test_learnable_basis_needs_coordinates():
         MolPropModel.from_config(cfg)(collate_graphs([f.from_smiles("CCO")]))
 
 
-# ----------------------------------------------------------------- element-pair Gaussians (issue 20)
+# ----------------------------------------------------------------- element-pair Gaussians
 
 
 def test_pair_gaussians_start_as_the_plain_basis_and_learn_per_element_pair():

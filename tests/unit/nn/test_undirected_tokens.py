@@ -61,7 +61,7 @@ def test_batch_padding_and_atom_order_invariance():
 
 
 #: the "model" section of the shipped solubility config.json as written before the token scheme
-#: existed (the model shipped until session 28; git show 8e4a1f8:pretrained/solubility/config.json)
+#: existed (git show 8e4a1f8:pretrained/solubility/config.json)
 OLD_MODEL_JSON = (
     '{"node_dim": 72, "edge_dim": 13, "n_tasks": 1, "task_type": "regression", '
     '"token_kind": "esa", "hidden_dim": 64, "heads": 4, "layers": "MSMSP S", "num_seeds": 8, '

@@ -46,7 +46,7 @@ def test_loss_follows_the_task_type() -> None:
         LitMolProp(model, "ranking")  # type: ignore[arg-type]
 
 
-# ----------------------------------------------------------------- --loss (issue 20)
+# ----------------------------------------------------------------- --loss
 
 
 def _batch_and_model():
