@@ -57,14 +57,15 @@ MODELS = (
     "pna",
 )
 #: ``molprop_esa``: ``molprop train`` with no preset (the ``default`` preset in force now);
-#: ``molprop_esa_wide``: ``--preset wide``, the default of sessions 4-26 (hidden 128, 8 heads,
-#: ``MSMSMP S``, 32 seeds, batch 32, lr 1e-4): the grid's runs before issue 17's search were
-#: made as ``molprop_esa`` with those defaults and are stored under this name.
+#: ``molprop_esa_wide``: ``--preset wide``, the former default (hidden 128, 8 heads,
+#: ``MSMSMP S``, 32 seeds, batch 32, lr 1e-4): the grid's runs before the ``molprop hpopt``
+#: search for a new default were made as ``molprop_esa`` with those defaults and are stored
+#: under this name.
 #: ``molprop_esa_small``: ``molprop train --preset small`` (molprop.models.config.PRESETS: the
 #: shipped models' architecture, one member: hidden 64, 4 heads, ``MSMSP S``, 8 seeds, no
 #: dropout, batch 64, lr 5e-4)
 SMALL_FLAGS = ["--preset", "small"]
-#: ``molprop_esa_prev``: the defaults before session 4 (dropout 0.1, validation on the raw
+#: ``molprop_esa_prev``: the earlier defaults (dropout 0.1, validation on the raw
 #: weights, weight decay on every parameter), to measure what the new defaults (no dropout,
 #: weight averaging) changed
 PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0", "--weight-decay-on", "all"]
@@ -72,8 +73,9 @@ PREV_FLAGS = ["--dropout", "0.1", "--ema-epochs", "0", "--weight-decay-on", "all
 MOLPROP_FLAGS = {
     "molprop_esa": [],
     "molprop_esa_wide": ["--preset", "wide"],
-    # the best trial of issue 17's Lipophilicity study (docs/results/default_search.md): more
-    # accurate on validation than the default, above the cost cap
+    # the best trial of the default search's Lipophilicity study
+    # (docs/results/default_search.md): more accurate on validation than the default, above
+    # the cost cap
     "molprop_esa_hpopt_t1": [
         "--preset",
         str(BENCH / "hpopt" / "lipophilicity_s27" / "best_preset.json"),
@@ -81,7 +83,7 @@ MOLPROP_FLAGS = {
     "molprop_esa_small": SMALL_FLAGS,
     "molprop_esa_prev": PREV_FLAGS,
     "molprop_esa_small_prev": SMALL_FLAGS + ["--ema-epochs", "0", "--weight-decay-on", "all"],
-    # issue 16: AdamW decay on Linear weight matrices only vs on every parameter (the old way)
+    # AdamW decay on Linear weight matrices only vs on every parameter (the old way)
     "molprop_esa_decay_matrices": ["--weight-decay-on", "matrices"],
     "molprop_esa_decay_all": ["--weight-decay-on", "all"],
 }

@@ -1,4 +1,4 @@
-"""Calibrated intervals of the shipped models (issue 18): coverage and width on the scaffold
+"""Calibrated intervals of the shipped models: coverage and width on the scaffold
 test split of each regression model, per applicability-domain bin; the same on an external set
 built from shipped data; ECE / Brier of the BBBP classifier before and after Platt scaling.
 
@@ -13,7 +13,7 @@ external molecules are only predicted and scored. Baselines for context, compute
 predictions: the naive ensemble interval ``mean ± z·std`` and plain (not normalised, pooled)
 split-conformal intervals fitted on the same validation split (crepes).
 
-Checks (from the issue): overall coverage of 90 % intervals within 87-93 %; in-domain and
+Checks (the targets): overall coverage of 90 % intervals within 87-93 %; in-domain and
 out-of-domain bins within ±5 % of nominal where they have >= 30 molecules. Misses are reported
 as misses.
 
@@ -56,21 +56,21 @@ LEVEL = 0.9
 OVERALL_BAND = (0.87, 0.93)
 BIN_TOLERANCE, BIN_MIN = 0.05, 30
 REGRESSION = [n for n, r in RECIPES.items() if r.task_type == "regression"]
-#: the cross-validated calibrations measured in session 25 (``--stage calibrate-cv``, out-of-fold
-#: predictions of train + validation; fold models not kept): kept here so the comparison can be
-#: rerun; the shipped models are calibrated on their validation split
+#: the cross-validated calibrations measured on earlier models (``--stage calibrate-cv``,
+#: out-of-fold predictions of train + validation; fold models not kept): kept here so the
+#: comparison can be rerun; the shipped models are calibrated on their validation split
 CV_CALIBRATIONS = REPO / "benchmarks" / "results" / "calibration_cv"
 #: what the page says when the kept CV calibrations were made for models no longer shipped
 #: (their fold ensembles were trained with another recipe; see :func:`cv_matches`)
 STALE_CV = (
-    "Measured in session 25 on the models shipped then (dropout 0.1, a 128-wide head, no "
+    "Measured on the models shipped before the retrain (dropout 0.1, a 128-wide head, no "
     "weight averaging, patience 12), whose fold ensembles are the ones in "
     "`benchmarks/results/calibration_cv/` (`trained_with.json`). Coverage of the 90 % "
     "intervals on the scaffold test split, validation-split → cross-validated calibration: "
     "solubility 78.9 % → 75.4 % (calibration molecules 112 → 443), hydration free energy "
     "92.3 % → 95.4 % (64 → 105): cross-validation moved both further from 90 %, so the "
     "validation-split calibration was kept. The shipped models have since been retrained with "
-    "`molprop train`'s default recipe (issue 17, session 28); out-of-fold residuals of the old "
+    "`molprop train`'s default recipe; out-of-fold residuals of the old "
     "recipe's folds do not calibrate them, so the CV calibrations are not scored here any "
     "more (rerun `python -m molprop.pretrained_recipes --stage calibrate-cv NAME --work DIR` "
     "and copy its `calibration.json` and the model's settings here to measure again)."
@@ -78,9 +78,9 @@ STALE_CV = (
 #: shipped regression models without a measured cross-validated calibration, and why
 NOT_RECALIBRATED = {
     "lipophilicity": "5-fold CV = 15 more trainings of 3,360 molecules; the shipped ensemble "
-    "took 2,514 s to train, so about 3.5 h of CPU: did not fit the session's CPU budget",
+    "took 2,514 s to train, so about 3.5 h of CPU: did not fit the CPU budget",
     "homo_lumo_gap": "5-fold CV = 15 more trainings of 5,815 molecules (shipped ensemble: "
-    "1,607 s), about 2.2 h of CPU: did not fit the session's CPU budget",
+    "1,607 s), about 2.2 h of CPU: did not fit the CPU budget",
     "homo_lumo_gap_3d": "the 3D twin of homo_lumo_gap (same split, same cost); its out-of-fold "
     "molecules would also need their fold's 3D featurisation: not attempted",
 }
@@ -140,7 +140,7 @@ def sampling_noise(coverage: float, n: int, n_calibration: int | None = None) ->
 
 
 def checks(report: dict) -> dict:
-    """Pass / miss of the issue's criteria for the 90 % intervals of one set."""
+    """Pass / miss of the criteria for the 90 % intervals of one set."""
     cov = report["coverage"]
     out = {"overall": {"coverage": cov, "band": list(OVERALL_BAND)}}
     out["overall"]["pass"] = OVERALL_BAND[0] <= cov <= OVERALL_BAND[1]
@@ -411,9 +411,10 @@ def cv_summary(results: dict) -> str:
             "(both misses). **Shipped: the validation-split calibration, for every model.** "
             "Cross-validation was chosen as the fix before its test numbers existed and was "
             "shipped for these two models at first; it was then taken back for reasons that "
-            "do not need the test set: the issue specifies calibration on the validation split, "
-            "the other two regression models cannot be cross-validated in the CPU budget (one "
-            "method for every shipped model), and it adds ~45 min of 1-thread CPU to `make "
+            "do not need the test set: the specification asks for calibration on the "
+            "validation split, the other two regression models cannot be cross-validated in "
+            "the CPU budget (one method for every shipped model), and it adds ~45 min of "
+            "1-thread CPU to `make "
             "pretrained`. Both sets of test numbers are published here, so the choice adds no "
             "optimism to the reported coverage. `molprop train --calibration cv`, `molprop "
             "calibrate --cv-data` and `--stage calibrate-cv` stay available."
@@ -573,7 +574,7 @@ def what_changed(results: dict) -> str:
             f" Where the overall coverage misses ({', '.join(missed)}), a rule fitted on the "
             "validation split cannot widen for novelty that does not predict error there: the "
             "under-coverage is a shift in difficulty that neither the ensemble std nor the "
-            "similarity to the training set sees. The issue's title point is delivered (the "
+            "similarity to the training set sees. The main point is delivered (the "
             "difficulty knows the applicability domain and is stored in the artifact); it does "
             "not fix the coverage target there."
             if missed

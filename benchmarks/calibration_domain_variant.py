@@ -1,5 +1,5 @@
-"""Also measured for issue 18 (not shipped): the cross-validated calibration of a shipped model
-with the shipped model's *own* applicability domain for the out-of-fold molecules
+"""Also measured for the calibration study (not shipped): the cross-validated calibration of a
+shipped model with the shipped model's *own* applicability domain for the out-of-fold molecules
 (``CrossValidation(domain="model")``) instead of each fold model's domain (the shipped choice),
 scored on the scaffold test split. Reuses the fold models kept by
 ``python -m molprop.pretrained_recipes --stage calibrate-cv NAME --work runs/cv/work`` (without

@@ -1,4 +1,4 @@
-"""Issue-2 reference on *our* splits: chemprop v2 with its default settings (50 epochs) trained
+"""Reference on *our* splits: chemprop v2 with its default settings (50 epochs) trained
 on exactly the scaffold split that ``molprop train --seed S`` uses (same CSV, same rows), so its
 test RMSE is directly comparable with ``benchmarks.core_defaults`` / ``benchmarks.core_sweep``.
 Writes docs/results/core_chemprop.json.

@@ -1,4 +1,4 @@
-"""Issue-2 measurement: the default ESA (default flags) on ESOL and FreeSolv, scaffold split,
+"""Measurement of the default ESA (default flags) on ESOL and FreeSolv, scaffold split,
 seeds 0-2; test RMSE mean ± sd and training wall time. Writes docs/results/core.md.
 
     python -m benchmarks.core_defaults [--seeds 0 1 2] [--datasets esol freesolv]

@@ -1,4 +1,4 @@
-"""Issue-2 defaults sweep: a few candidate default settings of the ESA, each trained with the
+"""Defaults sweep: a few candidate default settings of the ESA, each trained with the
 CLI on ESOL (scaffold split) over several seeds; writes docs/results/core_sweep.{md,json}.
 
     python -m benchmarks.core_sweep [--seeds 0 1 2] [--configs default lr3e-4 ...]

@@ -1,4 +1,4 @@
-"""Fine-tuning a shipped model on a held-out "assay": before / after (issue 17).
+"""Fine-tuning a shipped model on a held-out "assay": before / after.
 
 The "in-house assay" is built from shipped data so that it is unseen by the shipped model: its
 scaffold **test** split (``pretrained/<name>/split.csv``; no test molecule was used to train,
@@ -45,7 +45,7 @@ from molprop.pretrained_recipes import DATA, PRETRAINED, RECIPES
 
 MODELS = ("solubility", "lipophilicity", "hydration_free_energy")
 ASSAY_COLUMN = "assay_value"
-#: gentler keep-head fine-tunes (session 28): a tenth of the CLI's lr, or the encoder frozen
+#: gentler keep-head fine-tunes: a tenth of the CLI's lr, or the encoder frozen
 GENTLE = {
     "keep-head-lr5e-5": ["--lr", "5e-5"],
     "keep-head-frozen": ["--strategy", "freeze-encoder"],

@@ -1,4 +1,4 @@
-"""Fine-tuning a shipped model on an assay with a real shift: before / after (issue 17).
+"""Fine-tuning a shipped model on an assay with a real shift: before / after.
 
 :mod:`benchmarks.finetune_assay` fine-tunes on the model's own test molecules *with the training
 assay's labels*: no shift, so nothing for fine-tuning to learn (the target missed there). A

@@ -1,5 +1,5 @@
-"""Where the time goes: reproducible profiles of training and prediction (issue 7's "profile,
-report the top items").
+"""Where the time goes: reproducible profiles of training and prediction, with
+the top items of each.
 
 1. **Training step** of the default ESA and of ESA-small (``--preset small``) on real
    Lipophilicity molecules, batches as training makes them (size-bucketed, shuffled): forward,

@@ -1,4 +1,4 @@
-"""Inference variants of one shipped model on real HIV molecules, one thread (issue 17):
+"""Inference variants of one shipped model on real HIV molecules, one thread:
 
 - ``float``: the torch members as loaded (the reference);
 - ``compile``: ``torch.compile`` (inductor, CPU, ``dynamic=True``) of each member;

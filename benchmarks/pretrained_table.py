@@ -79,7 +79,7 @@ def markdown(table: list[dict]) -> str:
         "# The shipped models: replaced → now",
         "",
         "Written by `python -m benchmarks.pretrained_table` from `pretrained/<name>/metrics.json` "
-        "and `config.json`. Session 28 (issue 17) retrained the five 2D models with `make "
+        "and `config.json`. The five 2D models were retrained with `make "
         "pretrained` on `molprop train`'s default recipe (the default preset: hidden 64, 4 "
         "heads, `MSMSP S`, 8 seeds, no dropout, batch 64, lr 5e-4; weight averaging over 1 "
         "epoch, decay on weight matrices only, patience 30; 3 members, seeds 0-2, the same "

@@ -1,4 +1,4 @@
-"""ESA-3D (bond tokens + distances, issue 20) vs ESA-2D on QM9 HOMO / LUMO / gap.
+"""ESA-3D (bond tokens + distances) vs ESA-2D on QM9 HOMO / LUMO / gap.
 
 ``prepare OUT --n-train N``: the first molecules of the shuffled QM9 parts (../shared/data, else
 data/qm9 for part 1) -- N training molecules plus N/8 validation and N/8 test ones (80/10/10) --

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ESA-3D vs ESA-2D on QM9 HOMO / LUMO / gap (docs/results/3d.md, issue 20).
+# ESA-3D vs ESA-2D on QM9 HOMO / LUMO / gap (docs/results/3d.md).
 # Usage: [JOBS=1] benchmarks/qm9_3d_vs_2d.sh OUT [EPOCHS [EPOCHS_7000]]
 #   (JOBS runs at a time, default 2, 1 thread each; JOBS=1 for seconds per epoch of an idle core)
 set -euo pipefail
@@ -19,7 +19,7 @@ C="--split-type column --split-column split --preset small --epochs $EPOCHS --lo
 #   --featurizer-params {"include_h":false} --pair-rbf 16
 F3D="--featurizer 3d"
 # 7,000 molecules: EPOCHS / 2 epochs, about the optimisation steps of 3,000 x EPOCHS
-# (docs/results/3d.md: 25 epochs, one run at a time; an earlier session's 10 are kept there too)
+# (docs/results/3d.md: 25 epochs, one run at a time; a 10-epoch run is kept there too)
 E7=${3:-$(( EPOCHS / 2 ))}
 jobs=()
 for seed in 0 1 2; do

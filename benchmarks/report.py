@@ -18,11 +18,11 @@ from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine
 
 MODEL_NAMES = {
     "molprop_esa": "molprop ESA (default)",
-    "molprop_esa_wide": "molprop ESA-wide (default before issue 17)",
+    "molprop_esa_wide": "molprop ESA-wide (former default)",
     "molprop_esa_hpopt_t1": "molprop ESA, hpopt trial 1",
     "molprop_esa_small": "molprop ESA-small",
-    "molprop_esa_prev": "ESA, session-3 defaults",
-    "molprop_esa_small_prev": "ESA-small, session 3",
+    "molprop_esa_prev": "ESA, earlier defaults (dropout 0.1, no averaging)",
+    "molprop_esa_small_prev": "ESA-small, no weight averaging",
     "chemprop": "chemprop v2",
     "gin": "PyG GIN",
     "pna": "PyG PNA",
@@ -216,7 +216,7 @@ def train_cost_section(res: dict | None) -> list[str]:
         "validation, without start-up, featurisation and final evaluation. CPU s/epoch: the same "
         "difference of user + system seconds (less sensitive to machine load than wall time). "
         "Peak RSS of the E2 process. Measured: when the row was measured and the 1-minute load "
-        "average then (rows without one: the session-3 run, beside that session's grid).\n",
+        "average then (rows without one: the 2026-11-30 run, beside that day's grid).\n",
         "| model | data | E1, E2 | s / epoch | CPU s / epoch | wall E1 | wall E2 | peak RSS MiB | measured (UTC), load |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -234,7 +234,7 @@ def train_cost_section(res: dict | None) -> list[str]:
 
 def _measured(entry: dict) -> str:
     if "measured_utc" not in entry:
-        return "session 3"
+        return "2026-11-30, not recorded"
     return f"{entry['measured_utc'][:16]}, {entry['load_avg_1min']:.1f}"
 
 
@@ -265,7 +265,7 @@ def throughput_section(res: dict | None) -> list[str]:
 
 
 THROUGHPUT_MODELS = {
-    "molprop": "default ESA (`small` since issue 17: hidden 64) trained on ESOL, 1 member",
+    "molprop": "default ESA (the `small` architecture: hidden 64) trained on ESOL, 1 member",
     "chemprop": "default D-MPNN trained on ESOL",
     "chemprop3": "3 chemprop D-MPNNs (ESOL, grid seeds 0, 3, 4) as one ensemble",
     "molprop_small": "ESA-small (hidden 64) trained on ESOL, 1 member",

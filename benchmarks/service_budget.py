@@ -10,7 +10,7 @@ self-stopping:
 
 A. each worst-case *valid* request shape alone (at ``MOLPROP_MAX_BATCH``,
    ``MOLPROP_MAX_REQUEST_TOKENS``, ``MOLPROP_MAX_HEAVY_ATOMS``, ``MOLPROP_MAX_SMILES_LENGTH``),
-   plus the abusive request of issue 15 (1,000 x 1,000-carbon chains) and one over the token
+   plus an abusive request (1,000 x 1,000-carbon chains) and one over the token
    budget: status, client latency, and the worker time from the ``Server-Timing`` header;
 B. 4 clients each sending ``--heavy-requests`` copies of the slowest shape of A back to back,
    while a probe client sends 1-SMILES requests (drug-like, Lipophilicity) every 0.1 s: probe

@@ -1,4 +1,4 @@
-"""Latency and throughput of the service on the *shipped* models (issue 5 numbers).
+"""Latency and throughput of the service on the *shipped* models.
 
 Starts ``uvicorn api.main:app`` on a free 127.0.0.1 port with ``MOLPROP_MODEL_DIR=pretrained``,
 then, with one client on a keep-alive connection (request timing from

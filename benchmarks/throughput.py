@@ -105,7 +105,7 @@ def commands(inp, threads: int) -> dict[str, tuple[list[str], dict]]:
         "1",
     ]
     # a 3-member chemprop ensemble (chemprop averages the models given to --model-paths): the
-    # grid's ESOL models of seeds 0, 3 and 4 (issue 17: shipped 3-member models vs this)
+    # grid's ESOL models of seeds 0, 3 and 4 (to compare with the shipped 3-member models)
     chemprop3 = chemprop[:]
     at = chemprop3.index("--model-paths") + 1
     chemprop3[at : at + 1] = [

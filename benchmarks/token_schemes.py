@@ -1,4 +1,4 @@
-"""Directed vs undirected ESA bond tokens (issue 17's token-scheme lever): ``--preset small``
+"""Directed vs undirected ESA bond tokens (a lever for the default's speed): ``--preset small``
 models trained on ESOL and FreeSolv, scaffold splits seeded by the run's seed (the same split
 for both schemes of a seed: paired), one member each; validation and test RMSE and the CPU
 seconds of training. The result is rewritten after every run, so an interrupted run keeps
