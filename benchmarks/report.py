@@ -21,8 +21,8 @@ MODEL_NAMES = {
     "molprop_esa_wide": "molprop ESA-wide (former default)",
     "molprop_esa_hpopt_t1": "molprop ESA, hpopt trial 1",
     "molprop_esa_small": "molprop ESA-small",
-    "molprop_esa_prev": "ESA, earlier defaults (dropout 0.1, no averaging)",
-    "molprop_esa_small_prev": "ESA-small, no weight averaging",
+    "molprop_esa_prev": "ESA, dropout 0.1, raw weights",
+    "molprop_esa_small_prev": "ESA-small, raw weights",
     "chemprop": "chemprop v2",
     "gin": "PyG GIN",
     "pna": "PyG PNA",
@@ -216,7 +216,7 @@ def train_cost_section(res: dict | None) -> list[str]:
         "validation, without start-up, featurisation and final evaluation. CPU s/epoch: the same "
         "difference of user + system seconds (less sensitive to machine load than wall time). "
         "Peak RSS of the E2 process. Measured: when the row was measured and the 1-minute load "
-        "average then (rows without one: the 2026-11-30 run, beside that day's grid).\n",
+        "average then (rows without one: measured beside the first accuracy grid, no timestamp).\n",
         "| model | data | E1, E2 | s / epoch | CPU s / epoch | wall E1 | wall E2 | peak RSS MiB | measured (UTC), load |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -234,7 +234,7 @@ def train_cost_section(res: dict | None) -> list[str]:
 
 def _measured(entry: dict) -> str:
     if "measured_utc" not in entry:
-        return "2026-11-30, not recorded"
+        return "first grid"
     return f"{entry['measured_utc'][:16]}, {entry['load_avg_1min']:.1f}"
 
 
