@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from molprop.artifact.card import write_card
 from molprop.artifact.config import ArtifactConfig, Provenance
 from molprop.artifact.domain import add_domain_to_artifact
 from molprop.artifact.store import save_artifact
@@ -384,5 +385,19 @@ def run_train(request: TrainRequest) -> TrainResult:
     else:
         log.warning("no validation split: %s is not calibrated (no intervals)", out)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    write_trained_card(out, data, init)
     log.info("test metrics: %s", metrics["test"]["ensemble"])
     return result
+
+
+def write_trained_card(out: Path, data: str, init: InitSource | None) -> Path:
+    """``card.md`` of a model trained on the user's table: what every artifact documents
+    (data, split, model, test metrics, uncertainty, domain, limits)."""
+    start = "" if init is None else f", started from {init.directory.name}"
+    return write_card(
+        out,
+        title=f"trained on {Path(data).name if data != '<DataFrame>' else 'a table'}{start}",
+        data_source=f"`{data}`" if data != "<DataFrame>" else "a table passed in Python",
+        licence="as the training data's",
+        intended_use="the training table's chemistry and assay",
+    )

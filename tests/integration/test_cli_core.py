@@ -79,6 +79,18 @@ def test_training_beats_train_mean_on_scaffold_test(trained, esol_path):
     assert (trained / "logs/member_0/metrics.csv").exists()
 
 
+def test_trained_model_has_a_card(trained, esol_path):
+    """``molprop train`` documents its model as a shipped one: data, test metrics of the
+    ensemble (the numbers of metrics.json), calibration and domain."""
+    card = (trained / "card.md").read_text()
+    metrics = json.loads((trained / "metrics.json").read_text())
+    assert card.startswith(f"# {trained.name}: trained on {esol_path.name}")
+    assert str(esol_path) in card and "log mol/L" in card
+    assert f"{metrics['test']['ensemble']['rmse']:.3f}" in card
+    assert "Applicability domain" in card and "Ensemble of 2 ESA members" in card
+    assert "conformal" in card.lower()
+
+
 def test_predict_cli_keeps_order_and_reports_bad_rows(trained, tmp_path):
     rows = [
         "CCO",
