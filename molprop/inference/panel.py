@@ -116,7 +116,7 @@ class Panel:
     def __post_init__(self) -> None:
         object.__setattr__(self, "predictors", tuple(self.predictors))
         if not self.predictors:
-            raise ConfigError(f"panel {self.name!r} has no models")
+            raise ConfigError(f"{self._what} has no models")
         endpoints: list[Endpoint] = []
         owner: dict[str, str] = {}
         for model, predictor in zip(self.model_names, self.predictors):
@@ -130,7 +130,7 @@ class Panel:
                 if target in owner:
                     where = "twice" if owner[target] == model else f"and by {owner[target]!r}"
                     raise ConfigError(
-                        f"panel {self.name!r}: target {target!r} is predicted by {model!r} "
+                        f"{self._what}: target {target!r} is predicted by {model!r} "
                         f"{where}; target names across a panel's models must be unique"
                     )
                 owner[target] = model
@@ -140,10 +140,15 @@ class Panel:
         clashes = sorted({c for c in columns if columns.count(c) > 1})
         if clashes:
             raise ConfigError(
-                f"panel {self.name!r}: column(s) {clashes} would appear twice; a target may not "
+                f"{self._what}: column(s) {clashes} would appear twice; a target may not "
                 f"be named like a row column {list(ROW_COLUMNS)}, a physchem column or another "
                 "target's column"
             )
+
+    @property
+    def _what(self) -> str:
+        """The panel in messages: its name, or its models for a list."""
+        return f"panel {self.name!r}" if self.name else f"panel of {self.model_names}"
 
     @classmethod
     def from_name(cls, name_or_path: str, backend: Backend = "torch") -> Panel:
