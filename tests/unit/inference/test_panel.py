@@ -176,3 +176,41 @@ def test_predict_frame_keeps_every_input_column(admet: Panel) -> None:
     alone = admet.predict(inputs["smi"].tolist())
     _same(out["pred_logS"], alone["logS"])
     assert "smiles" not in out and out["logS_unit"].tolist() == alone["logS_unit"].tolist()
+
+
+def test_a_multitask_model_gives_one_endpoint_per_target(tmp_path: Path) -> None:
+    """A two-target model (tiny, real QM9 rows) beside a shipped one: three endpoints, the
+    multitask model's domain repeated for each of its targets."""
+    from molprop.models.config import TrainConfig
+    from molprop.training.train import TrainRequest, run_train
+
+    frame = pd.read_csv(REPO / "data" / "qm9" / "micro_qm9.csv.gz").head(200)
+    run_train(
+        TrainRequest(
+            data=frame[["smiles", "gap", "mu"]].astype(str),
+            smiles_column="smiles",
+            target_columns=["gap", "mu"],
+            out=tmp_path / "qm9",
+            split_type="random",
+            model={"hidden_dim": 16, "heads": 2, "num_seeds": 4, "layers": "MSP"},
+            train=TrainConfig(epochs=1, batch_size=64, ensemble_size=2),
+            units=["Ha", "D"],
+            progress=False,
+        )
+    )
+    panel = Panel("mixed", (Predictor.from_pretrained("solubility"),
+                            Predictor.from_pretrained(tmp_path / "qm9")))  # fmt: skip
+    assert panel.target_names == ["logS", "gap", "mu"]
+    assert [e.model for e in panel.endpoints] == ["solubility", "qm9", "qm9"]
+    smiles = frame["smiles"].tolist()[6:11] + ["C1CC"]
+    out = panel.predict(smiles)
+    alone = Predictor.from_pretrained(tmp_path / "qm9").predict(smiles)
+    for target, unit in (("gap", "Ha"), ("mu", "D")):
+        _same(out[target], alone[target])
+        _same(out[f"{target}_std"], alone[f"{target}_std"])
+        _same(out[f"{target}_similarity"], alone["similarity"])
+        assert set(out[f"{target}_unit"]) == {unit}
+    assert out["status"].tolist() == ["ok"] * 5 + ["invalid_input"]
+    # a new model records its training elements, the shipped ones do not: they screen apart
+    assert panel.screens_alike == (panel.predictors[1].screened.elements is None)
+    assert ("gap_status" in out) == (not panel.screens_alike)
