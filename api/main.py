@@ -34,6 +34,7 @@ from api.scheduler import Lane
 from api.settings import Settings
 from api.web import WebSettings, draw_lane, web_router
 from api.workers import WorkerSupervisor
+from molprop.artifact.panel import read_panels
 from molprop.jobstore import make_engine, migrate
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         migrate(engine)
         app.state.engine = engine
         models = load_models(settings.model_dir)
+        app.state.panels = read_panels(settings.model_dir)
         app.state.refresh_models = model_refresher(models, engine, settings)
         app.state.refresh_models()
         app.state.models = models

@@ -9,7 +9,6 @@ deadline (503 when the queue is full, 504 past the deadline). Every row comes ba
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Annotated
 
@@ -17,11 +16,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.errors import StrictJSONRoute, safe_text
+from api.panel import physchem_groups
 from api.routes import get_settings, require_api_key, run_or_refuse
 from api.scheduler import Job, Lane
 from api.schemas import ErrorBody
 from api.settings import Settings
-from molprop.inference.physchem import PROPERTIES, UNITS, describe_smiles
+from molprop.inference.physchem import UNITS, describe_smiles
 
 
 class PhyschemRequest(BaseModel):
@@ -104,22 +104,13 @@ def _result(i: int, smi: str, ident: str | int | None, row: dict[str, object]) -
             index=i, id=ident, smiles=safe_text(smi), status=str(row["status"]),
             error=safe_text(str(row["error"])),
         )  # fmt: skip
-    properties = {}
-    for name in PROPERTIES:
-        value = row[name]
-        properties[name] = value if isinstance(value, int) or math.isfinite(value) else None
     return PhyschemResult(
         index=i,
         id=ident,
         smiles=safe_text(smi),
         described_smiles=str(row["described_smiles"]),
         status="ok",
-        properties=properties,
-        rules={k: row[k] for k in ("lipinski_violations", "lipinski_pass", "veber_pass")},
-        alerts={
-            k: [a for a in str(row[f"{k}_alerts"]).split("; ") if a]
-            for k in ("pains", "brenk", "nih")
-        },
+        **(physchem_groups(row) or {}),
     )
 
 

@@ -1,4 +1,5 @@
-"""HTTP routes: ``/health``, ``/v1/models``, ``/v1/models/{name}``, ``/v1/predict``."""
+"""HTTP routes: ``/health``, ``/v1/models``, ``/v1/models/{name}``, ``/v1/panels``,
+``/v1/predict`` (one model, or a panel: :mod:`api.panel`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ from starlette.concurrency import run_in_threadpool
 from api.budget import CONFORMER_TOKENS_PER_ATOM, RequestCost, predictor_costs
 from api.errors import StrictJSONRoute, safe_text
 from api.keys import Caller, authenticate
+from api.panel import (
+    add_cost,
+    is_panel_request,
+    panel_over_budget,
+    panel_response,
+    panel_results,
+    panel_summaries,
+    requested_panel,
+)
 from api.registry import ServedModel
 from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.schemas import (
@@ -23,6 +33,8 @@ from api.schemas import (
     Interval,
     ModelCard,
     ModelSummary,
+    PanelResponse,
+    PanelSummary,
     PredictionResult,
     PredictRequest,
     PredictResponse,
@@ -31,6 +43,7 @@ from api.schemas import (
 from api.settings import Settings
 from molprop.artifact.augment import parse_low_rows
 from molprop.artifact.calibration import NOT_CALIBRATED
+from molprop.artifact.panel import PanelDefinition
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.inference import RowPrediction
 from molprop.jobstore import store as job_store
@@ -64,6 +77,11 @@ def get_models(request: Request) -> dict[str, ServedModel]:
     if refresh is not None:
         refresh()
     return models
+
+
+def get_panels(request: Request) -> dict[str, PanelDefinition]:
+    """The panels of the model directory (read at start-up; none before)."""
+    return getattr(request.app.state, "panels", None) or {}
 
 
 def require_api_key(
@@ -193,6 +211,17 @@ def model_card(name: str, models: Annotated[dict[str, ServedModel], Depends(get_
     """One model's summary and its card (markdown)."""
     model = find_model(name, models)
     return {**summary(model), "card": model.card}
+
+
+@v1.get("/panels", response_model=list[PanelSummary])
+def list_panels(
+    models: Annotated[dict[str, ServedModel], Depends(get_models)],
+    panels: Annotated[dict[str, PanelDefinition], Depends(get_panels)],
+) -> list[PanelSummary]:
+    """Every panel (several models answered together: ``POST /v1/predict`` with
+    ``"model": "<panel>"``): its models in display order, the endpoints they answer, and any
+    model this service does not serve (the panel cannot be asked for until it does)."""
+    return panel_summaries(panels, models)
 
 
 def _similarity(record: dict) -> float | None:
@@ -343,9 +372,10 @@ async def run_or_refuse(lane: Lane, work, job: Job, request: Request, settings: 
 
 @v1.post(
     "/predict",
-    response_model=PredictResponse,
+    response_model=PredictResponse | PanelResponse,
     responses={
         404: {"model": ErrorBody},
+        422: {"model": ErrorBody},
         413: {"model": ErrorBody},
         503: {"model": ErrorBody},
         504: {"model": ErrorBody},
@@ -357,14 +387,22 @@ async def predict(
     response: Response,
     settings: Annotated[Settings, Depends(get_settings)],
     models: Annotated[dict[str, ServedModel], Depends(get_models)],
-) -> PredictResponse:
+    panels: Annotated[dict[str, PanelDefinition], Depends(get_panels)],
+) -> PredictResponse | PanelResponse:
     """SMILES -> one result per input row (same order) with the standardised SMILES the model
     read, value, uncertainty, in_domain, the calibrated interval at level ``interval``
     (default 0.9; null: none), status (ok / invalid_input / unsupported / error) and error. Limits (413, per-row invalid_input, 503 when
     the queue is full, 504 past the deadline): see the service settings. Inference runs in a
-    worker thread; the ``Server-Timing`` header gives its queue wait and run time."""
+    worker thread; the ``Server-Timing`` header gives its queue wait and run time.
+
+    A panel (``"model": "admet"``, see ``GET /v1/panels``) or a list of models
+    (``"models": [...]``; an unknown one: 422) gives the panel response: per row its status
+    and error, every endpoint (value, unit, std, low, high, percentile, in_domain, similarity,
+    status, error) in order, and the physchem block."""
     arrival = time.monotonic()
-    model = find_model(body.model, models)
+    if is_panel_request(body, models, panels):
+        return await _predict_panel(body, request, response, settings, models, panels, arrival)
+    model = find_model(str(body.model), models)
     level = interval_level(body, model)
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(
@@ -404,3 +442,66 @@ async def predict(
         calibration=calibration_text(model),
         results=results,
     )
+
+
+def _screen_panel_rows(
+    smiles: list[str], served: list[ServedModel], settings: Settings
+) -> tuple[dict[int, str], RequestCost]:
+    """:func:`screen_rows` for every model of a panel: a row refused for one is refused (with
+    the first reason), the work is every model's summed. Runs in a thread."""
+    rejected: dict[int, str] = {}
+    total = RequestCost()
+    for model in served:
+        refused, cost = screen_rows(smiles, model, settings)
+        for i, reason in refused.items():
+            rejected.setdefault(i, reason)
+        total = add_cost(total, cost)
+    return rejected, total
+
+
+async def _predict_panel(
+    body: PredictRequest,
+    request: Request,
+    response: Response,
+    settings: Settings,
+    models: dict[str, ServedModel],
+    panels: dict[str, PanelDefinition],
+    arrival: float,
+) -> PanelResponse:
+    """``POST /v1/predict`` for a panel or a list of models (see :mod:`api.panel`)."""
+    panel, served = requested_panel(body, models, panels)
+    try:
+        panel.check_interval(body.interval)
+    except ConfigError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"interval: {exc}") from None
+    if len(body.smiles) > settings.max_batch:
+        raise HTTPException(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            f"{len(body.smiles)} SMILES in one request; the limit is "
+            f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
+        )
+    rejected, cost = await run_in_threadpool(_screen_panel_rows, body.smiles, served, settings)
+    if cost.work > settings.max_request_tokens:
+        raise HTTPException(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            panel_over_budget(cost, served, settings.max_request_tokens),
+        )
+    batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
+    frame = pd.DataFrame()
+    if batch:
+        lanes: dict[str, Lane] = request.app.state.lanes
+        lane = lanes["small" if cost.work <= settings.small_request_tokens else "large"]
+        job = Job(deadline=arrival + settings.request_timeout_s)
+
+        def work() -> pd.DataFrame:
+            return panel.predict(
+                batch,
+                interval=body.interval,
+                max_smiles_length=settings.max_smiles_length,
+                should_stop=job.should_stop,
+            )
+
+        frame = await run_or_refuse(lane, work, job, request, settings)
+        response.headers["Server-Timing"] = job.server_timing()
+    results = await run_in_threadpool(panel_results, body, panel, rejected, frame)
+    return panel_response(body, panel, served, results)

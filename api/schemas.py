@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -10,12 +10,33 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Status = Literal["ok", "invalid_input", "unsupported", "error"]
 
 
+#: most models one request may name in ``models``
+MAX_PANEL_MODELS = 64
+
+
 class PredictRequest(BaseModel):
-    """``POST /v1/predict`` body. ``ids``, if given, has one entry per SMILES."""
+    """``POST /v1/predict`` body: ``model`` (a served model, or a panel: ``GET /v1/panels``) or
+    ``models`` (several served models answered together), not both. ``ids``, if given, has one
+    entry per SMILES."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
-    model: str = Field(..., min_length=1, max_length=200, examples=["solubility"])
+    model: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="a served model (GET /v1/models), or a panel (GET /v1/panels): every model "
+        "of the panel answers each molecule (the panel response)",
+        examples=["solubility"],
+    )
+    models: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_PANEL_MODELS,
+        description="several served models answered together, in this order (the panel "
+        "response); their target names must differ",
+        examples=[["solubility", "lipophilicity"]],
+    )
     smiles: list[str] = Field(..., min_length=1, examples=[["CCO", "c1ccccc1O"]])
     ids: list[str | int] | None = Field(None, examples=[["ethanol", "phenol"]])
     interval: float | None = Field(
@@ -36,6 +57,10 @@ class PredictRequest(BaseModel):
 
     @model_validator(mode="after")
     def _ids_match(self) -> PredictRequest:
+        if (self.model is None) == (self.models is None):
+            raise ValueError(
+                "give either 'model' (a model or a panel) or 'models' (a list of models)"
+            )
         if self.ids is not None and len(self.ids) != len(self.smiles):
             raise ValueError(f"ids has {len(self.ids)} entries but smiles has {len(self.smiles)}")
         if self.low is not None and len(self.low) != len(self.smiles):
@@ -105,6 +130,114 @@ class PredictResponse(BaseModel):
         description="what the intervals / probabilities are, or that the model is not calibrated",
     )
     results: list[PredictionResult]
+
+
+class EndpointResult(BaseModel):
+    """One endpoint (a target of one of the panel's models) of one input row. ``value`` is null
+    exactly when ``status`` is not ``ok`` (the model did not predict the row); so are ``std``,
+    ``low``, ``high``, ``percentile``, ``in_domain`` and ``similarity``, which are also null
+    where the model has none (no ensemble, no calibration or a classifier, no reference, no
+    domain)."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    target: str
+    model: str = Field(description="the served model that predicts it")
+    value: float | None
+    unit: str
+    std: float | None = Field(None, description="std over ensemble members")
+    low: float | None = Field(None, description="calibrated interval at the response's level")
+    high: float | None = None
+    percentile: float | None = Field(
+        None, description="the value's percentile (0-100) among approved drugs' predictions"
+    )
+    in_domain: bool | None = Field(None, description="the model's applicability domain")
+    similarity: float | None = Field(
+        None, description="max Tanimoto similarity to the model's training set"
+    )
+    status: Status
+    error: str | None = None
+
+
+class PanelPhyschem(BaseModel):
+    """RDKit physicochemical properties, drug-likeness rules and structural alerts of the row's
+    molecule (as ``POST /v1/physchem`` gives them)."""
+
+    described_smiles: str = Field(
+        description="the molecule described: the largest organic fragment, neutralised"
+    )
+    properties: dict[str, float | int | None]
+    rules: dict[str, bool | int | None] = Field(
+        description="lipinski_violations, lipinski_pass (≤ 1 violation), veber_pass"
+    )
+    alerts: dict[str, list[str]] = Field(
+        description="PAINS, Brenk and NIH alerts by name (empty lists: none)"
+    )
+
+
+class PanelResult(BaseModel):
+    """One input row: its status and error (every endpoint's when the models fail alike; a
+    row where one model failed and another predicted has the failure's status and an error
+    naming the model), every endpoint in panel order, and the physchem block (null where the
+    molecule could not be read)."""
+
+    index: int
+    id: str | int | None = None
+    smiles: str
+    standardized_smiles: str | None = Field(
+        None, description="the molecule the models read after the chemistry checks"
+    )
+    status: Status
+    error: str | None = None
+    endpoints: list[EndpointResult]
+    physchem: PanelPhyschem | None = None
+
+
+class PanelModel(BaseModel):
+    """One model of a panel response."""
+
+    name: str
+    version: str
+    targets: list[str]
+    calibration: str = Field(
+        "", description="what its intervals / probabilities are, or that it is not calibrated"
+    )
+
+
+class PanelResponse(BaseModel):
+    """``POST /v1/predict`` with a panel or a list of models: every endpoint per molecule."""
+
+    panel: str | None = Field(description="the panel's name; null for a list of models")
+    description: str = ""
+    interval: float | None = Field(description="level of every endpoint's low / high")
+    models: list[PanelModel]
+    physchem_units: dict[str, str]
+    results: list[PanelResult]
+
+
+class PanelEndpoint(BaseModel):
+    """An endpoint a panel answers: a target of one of its models."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    target: str
+    model: str
+    unit: str
+    task: str
+
+
+class PanelSummary(BaseModel):
+    """A panel the service knows (``<model dir>/panels/<name>.json``)."""
+
+    name: str
+    description: str
+    models: list[str] = Field(description="its models, in display order")
+    endpoints: list[PanelEndpoint] = Field(description="what it answers (its served models')")
+    missing: list[str] = Field(
+        default_factory=list,
+        description="its models this service does not serve: the panel cannot be asked for "
+        "until they are",
+    )
 
 
 class ModelSummary(BaseModel):

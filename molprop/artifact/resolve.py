@@ -1,8 +1,11 @@
-"""Model names and paths -> artifact directories.
+"""Model and panel names and paths -> artifact directories and panel files.
 
 A model *name* (``"solubility"``) is looked up, in order, in ``$MOLPROP_MODEL_DIR`` (if set) and
-in the models shipped with molprop (:func:`shipped_models_dir`); anything else is a path. This
-module is the one place that knows where models live (the service's default too).
+in the models shipped with molprop (:func:`shipped_models_dir`); anything else is a path. A
+*panel* name (``"admet"``: several models answered together, see :mod:`molprop.artifact.panel`)
+is looked up in the same directories, as ``<dir>/panels/<name>.json``; a model of the same name
+comes first. This module is the one place that knows where models and panels live (the
+service's default too).
 """
 
 from __future__ import annotations
@@ -12,11 +15,15 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from molprop.artifact.paths import artifact_file
 from molprop.errors import ArtifactError
 
 #: The environment variable naming an extra directory of model artifacts.
 MODEL_DIR_ENV = "MOLPROP_MODEL_DIR"
 CONFIG_NAME = "config.json"
+#: The folder of a model directory that holds panel definitions, ``<name>.json`` each.
+PANELS_DIR = "panels"
+PANEL_SUFFIX = ".json"
 
 #: The model fine-tuning starts from when none is named (``molprop finetune`` without
 #: ``--from``, the service's fine-tune jobs without ``model``), when one of that name exists.
@@ -87,6 +94,59 @@ def resolve_model(name_or_path: str | Path) -> Path:
     raise ArtifactError(
         f"no model artifact at {str(path)!r} (no {CONFIG_NAME} there); "
         f"model names (no path separators) are: {available_models()}"
+    )
+
+
+def panel_file(base: Path, name: str) -> Path:
+    """Where the panel ``name`` of the model directory ``base`` is (it need not exist); a
+    link leading outside ``base`` is refused (:func:`~molprop.artifact.paths.artifact_file`)."""
+    return artifact_file(base, Path(PANELS_DIR) / f"{name}{PANEL_SUFFIX}")
+
+
+def panel_names(base: Path) -> list[str]:
+    """Names of the panels defined in the model directory ``base`` (sorted)."""
+    found = Path(base).glob(f"{PANELS_DIR}/*{PANEL_SUFFIX}")
+    return sorted(p.stem for p in found if p.is_file() and MODEL_NAME.fullmatch(p.stem))
+
+
+def available_panels() -> list[str]:
+    """Names of every panel found in :func:`model_dirs`."""
+    return sorted({name for base in model_dirs() for name in panel_names(base)})
+
+
+def is_panel(name_or_path: str | Path) -> bool:
+    """True when ``name_or_path`` names a panel: a panel name (see :func:`resolve_panel`) that
+    no model has (a model of that name comes first), or a path to a ``.json`` file."""
+    if isinstance(name_or_path, str) and MODEL_NAME.fullmatch(name_or_path):
+        if any((base / name_or_path / CONFIG_NAME).is_file() for base in model_dirs()):
+            return False
+        return any(panel_file(base, name_or_path).is_file() for base in model_dirs())
+    path = Path(name_or_path)
+    return path.suffix == PANEL_SUFFIX and path.is_file()
+
+
+def resolve_panel(name_or_path: str | Path) -> Path:
+    """A panel name or the path of a panel file -> the panel file.
+
+    * A name (as for models: no path separator) is looked up only in :func:`model_dirs`, as
+      ``<dir>/panels/<name>.json``; the first directory that has it wins.
+    * Anything else is the path of a panel file.
+    """
+    if isinstance(name_or_path, str) and MODEL_NAME.fullmatch(name_or_path):
+        for base in model_dirs():
+            path = panel_file(base, name_or_path)
+            if path.is_file():
+                return path
+        raise ArtifactError(
+            f"no panel named {name_or_path!r} in {[str(d) for d in model_dirs()]} "
+            f"(panels: {available_panels()}; models: {available_models()})"
+        )
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    raise ArtifactError(
+        f"no panel file at {str(path)!r}; panel names (no path separators) are: "
+        f"{available_panels()}"
     )
 
 

@@ -12,7 +12,11 @@ row (an unreadable one: ``invalid_input``).
 
 The input columns come first and are never replaced: an output column named like one of them
 (e.g. a measured ``logp``) is written as ``pred_<name>``. Text cells that a spreadsheet would
-run as a formula (starting with =, +, -, @) are written with a leading ' (numbers as they are)."""
+run as a formula (starting with =, +, -, @) are written with a leading ' (numbers as they are).
+
+``--model`` may name a panel (``admet``: several models answered together, one wide row per
+input row with every endpoint's value, unit, spread, interval, percentile and domain, then the
+RDKit physchem block; see ``molprop.cli.predict_panel``)."""
 
 from __future__ import annotations
 
@@ -27,7 +31,12 @@ _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst"
 
 def add_parser(sub, name: str) -> None:
     p = sub.add_parser(name, help="predict with a trained model", description=__doc__)
-    p.add_argument("--model", required=True, help="artifact directory or shipped model name")
+    p.add_argument(
+        "--model",
+        required=True,
+        help="artifact directory or shipped model name; or a panel (e.g. admet: several "
+        "models, one wide row per input)",
+    )
     p.add_argument(
         "--input",
         required=True,
@@ -125,6 +134,7 @@ def same_file(a: str | Path, b: str | Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from molprop.artifact.resolve import is_panel
     from molprop.chem.structures import is_structure_path
     from molprop.errors import ConfigError
     from molprop.inference.predictor import Predictor
@@ -140,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
                 f"--output {args.output} would overwrite the input {args.input}; "
                 "choose another output file"
             )
+    if is_panel(args.model):  # several models answered together: one wide row per input
+        from molprop.cli.predict_panel import run_panel
+
+        return run_panel(args)
     if args.backend != "torch" and (args.devices * args.num_nodes > 1 or args.strategy != "auto"):
         raise ConfigError("--backend onnxruntime runs in one process (no --devices/--num-nodes)")
     predictor = Predictor.from_pretrained(args.model, backend=args.backend, onnx=args.onnx)

@@ -2,6 +2,7 @@
 
 from molprop.artifact.resolve import resolve_model
 from molprop.chem.draw import molecule_svg
+from molprop.inference.panel import Panel
 from molprop.inference.predictor import Predictor
 from molprop.inference.rows import (
     STATUS_ERROR,
@@ -14,6 +15,7 @@ from molprop.inference.rows import (
 )
 
 __all__ = [
+    "Panel",
     "Predictor",
     "RowPrediction",
     "resolve_model",

@@ -331,6 +331,20 @@ class Predictor:
             self._add_intervals(out, level, similarity)
         return out
 
+    def featurize_smiles(
+        self,
+        smiles: Sequence[object],
+        *,
+        max_heavy_atoms: int | None = None,
+        max_smiles_length: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[MolGraph | Exception]:
+        """One graph (or the row's failure) per SMILES, under the work limits of
+        :meth:`predict`, for :meth:`predict_frame`'s ``items`` (models that screen alike can
+        share them: a panel featurises once for all of them)."""
+        with self._length_limit(max_smiles_length):
+            return self._featurize_smiles(smiles, max_heavy_atoms, max_smiles_length, should_stop)
+
     @staticmethod
     def _length_limit(max_smiles_length: int | None):
         """The SMILES length limit of one call (none given: ``MAX_SMILES_LENGTH``)."""

@@ -28,7 +28,9 @@ SMILES = ["CCO", "c1ccccc1O", "not a smiles"]
 PROBE = """
 import json, sys
 import molprop
-from molprop.artifact.resolve import available_models, resolve_model, shipped_models_dir
+from molprop.artifact.resolve import (
+    available_models, available_panels, resolve_model, shipped_models_dir,
+)
 from molprop.inference import Predictor
 
 smiles = json.loads(sys.argv[1])
@@ -39,6 +41,7 @@ print(json.dumps({
     "shipped": str(shipped_models_dir()),
     "solubility": str(resolve_model("solubility")),
     "models": available_models(),
+    "panels": available_panels(),
     "by_name": by_name.to_dict(orient="list"),
     "by_path": by_path.to_dict(orient="list"),
 }))
@@ -104,6 +107,8 @@ def test_wheel_holds_every_module_and_only_what_serving_reads(installed: tuple[P
             if path.is_file() and path.name != "split.csv":
                 name = f"molprop/pretrained/{path.relative_to(ROOT / 'pretrained').as_posix()}"
                 assert name in names, f"{name} missing from the wheel"
+    for panel in (ROOT / "pretrained" / "panels").glob("*.json"):  # panel files beside them
+        assert f"molprop/pretrained/panels/{panel.name}" in names, f"{panel} missing from the wheel"
     assert "molprop/pretrained/__init__.py" in names
     assert not [n for n in names if n.endswith("split.csv")]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -123,6 +128,7 @@ def test_installed_package_finds_and_runs_its_shipped_models(
     assert Path(probe["shipped"]) == (target / "molprop" / "pretrained").resolve()
     assert Path(probe["solubility"]).is_relative_to(target.resolve())
     assert probe["models"] == sorted(p.parent.name for p in ROOT.glob("pretrained/*/config.json"))
+    assert probe["panels"] == sorted(p.stem for p in ROOT.glob("pretrained/panels/*.json"))
     assert probe["by_name"] == probe["by_path"]  # same model, same numbers
     from molprop.inference import Predictor  # the repository's code and artifact, here
 
@@ -142,3 +148,14 @@ def test_installed_package_finds_and_runs_its_shipped_models(
     assert out["smiles"].tolist() == SMILES and out["status"].tolist() == probe["by_name"]["status"]
     logs = [float(v) for v in out["logS"].tolist()[:2]]
     assert logs == pytest.approx(probe["by_name"]["logS"][:2], abs=1e-6)
+    # the shipped panel, by name, from the installed package
+    _run(
+        [str(target / "bin" / "molprop"), "predict", "--model", "admet"]
+        + ["--input", "in.csv", "--output", "panel.csv", "--no-progress"],
+        target,
+        tmp_path,
+    )
+    panel = pd.read_csv(tmp_path / "panel.csv", keep_default_na=False)
+    assert panel["status"].tolist() == probe["by_name"]["status"]
+    assert [float(v) for v in panel["logS"].tolist()[:2]] == pytest.approx(logs, abs=1e-6)
+    assert "bbb_probability" in panel and "tpsa" in panel

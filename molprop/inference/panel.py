@@ -1,0 +1,342 @@
+"""Panel: several models answer a molecule's whole profile at once, one wide row per input.
+
+A :class:`Panel` composes one :class:`~molprop.inference.Predictor` per model (each unchanged:
+its values, spreads, intervals, percentiles and domain are exactly what it predicts alone) and
+the RDKit physicochemical block of :mod:`molprop.inference.physchem`. Its models are named by a
+panel file (:mod:`molprop.artifact.panel`, ``Panel.from_name("admet")``) or given as a list
+(``Panel.from_models(["solubility", "lipophilicity"])``); any number of them, in display order.
+
+:meth:`Panel.predict` -> one row per input, in order, with the columns
+
+* ``smiles``, ``standardized_smiles`` (the molecule the models read), ``status`` and ``error``
+  (the row's, see :mod:`molprop.inference.rows`);
+* for every endpoint (each target of each model, in panel order) ``<target>``,
+  ``<target>_unit``, ``<target>_std``, ``<target>_low``, ``<target>_high``,
+  ``<target>_percentile``, ``<target>_in_domain`` and ``<target>_similarity``: always all eight
+  (NaN, or missing for ``_in_domain``, where the model has no ensemble, calibration, reference or
+  domain, or the row has no prediction); a model's domain columns are repeated for each of its
+  targets;
+* the physchem block (:data:`PHYSCHEM_COLUMNS`: ``described_smiles``, properties, rules,
+  alerts), unless ``physchem=False``.
+
+Status. Models that screen alike (same featuriser, same training elements: every shipped model)
+read the same molecule and fail alike, so they are featurised once and a row's ``status`` /
+``error`` is every endpoint's. Where the panel's models screen differently, each endpoint also
+has ``<target>_status`` / ``<target>_error``. Either way a row's ``status`` is ``ok`` when every
+model predicted it; when its models failed alike, their status and error; otherwise (one model
+failed, another predicted) the first failure's status and an ``error`` naming each failed model
+(``solubility: ...``), the other endpoints keeping their values. An endpoint has a value
+exactly when its model predicted the row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from molprop.artifact.calibration import DEFAULT_LEVEL
+from molprop.artifact.panel import load_panel
+from molprop.chem.smiles import smiles_length_limit
+from molprop.errors import ConfigError, DataError
+from molprop.inference.physchem import COLUMNS as _PHYSCHEM_ALL
+from molprop.inference.physchem import physchem_frame
+from molprop.inference.predictor import Backend, Predictor
+from molprop.inference.rows import STATUS_OK, join_outputs
+
+#: the columns every row starts with
+ROW_COLUMNS: tuple[str, ...] = ("smiles", "standardized_smiles", "status", "error")
+#: the suffixes of an endpoint's columns, after ``<target>`` itself
+ENDPOINT_SUFFIXES: tuple[str, ...] = (
+    "_unit",
+    "_std",
+    "_low",
+    "_high",
+    "_percentile",
+    "_in_domain",
+    "_similarity",
+)
+#: an endpoint's own status columns (panels whose models screen differently)
+STATUS_SUFFIXES: tuple[str, ...] = ("_status", "_error")
+#: the physchem block (its own status is the row's: a molecule that cannot be read has none)
+PHYSCHEM_COLUMNS: tuple[str, ...] = tuple(c for c in _PHYSCHEM_ALL if c not in ("status", "error"))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One predicted quantity of a panel: ``target`` of the model ``model``."""
+
+    target: str
+    model: str
+    unit: str
+    task_type: str
+
+
+def _screening_key(predictor: Predictor) -> tuple[str, frozenset[str] | None]:
+    """Predictors with equal keys read the same graph from a SMILES (and fail alike)."""
+    config = json.dumps(predictor.config.featurizer.to_dict(), sort_keys=True, default=str)
+    return config, predictor.screened.elements
+
+
+def row_status(
+    statuses: np.ndarray, errors: np.ndarray, models: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """Each row's ``status`` / ``error`` from its models' (``statuses``, ``errors``: (n, m)
+    arrays, one column per model of ``models``); see the module docstring."""
+    status, error = [], []
+    for row_statuses, row_errors in zip(statuses, errors):
+        pairs = list(zip(row_statuses, row_errors))
+        if all(p == pairs[0] for p in pairs):
+            status.append(str(pairs[0][0]))
+            error.append(str(pairs[0][1]))
+            continue
+        failed = [(m, s, e) for m, (s, e) in zip(models, pairs) if s != STATUS_OK]
+        status.append(str(failed[0][1]))
+        error.append("; ".join(f"{m}: {e}" for m, _, e in failed))
+    return status, error
+
+
+@dataclass(frozen=True)
+class Panel:
+    """Several loaded models answered together (see the module docstring). ``name``: the
+    panel's (empty for a list of models); ``predictors``: one per model, in display order;
+    ``physchem``: add the physchem block."""
+
+    name: str
+    predictors: tuple[Predictor, ...]
+    description: str = ""
+    physchem: bool = True
+    #: the endpoints, in column order (set from ``predictors``)
+    endpoints: tuple[Endpoint, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "predictors", tuple(self.predictors))
+        if not self.predictors:
+            raise ConfigError(f"{self._what} has no models")
+        endpoints: list[Endpoint] = []
+        owner: dict[str, str] = {}
+        for model, predictor in zip(self.model_names, self.predictors):
+            if predictor.low_columns:
+                raise ConfigError(
+                    f"model {model!r} needs measured low-fidelity labels "
+                    f"{predictor.low_columns} per row, which a panel does not take"
+                )
+            task = predictor.config.task
+            for target, unit in zip(task.target_names, task.units):
+                if target in owner:
+                    where = "twice" if owner[target] == model else f"and by {owner[target]!r}"
+                    raise ConfigError(
+                        f"{self._what}: target {target!r} is predicted by {model!r} "
+                        f"{where}; target names across a panel's models must be unique"
+                    )
+                owner[target] = model
+                endpoints.append(Endpoint(target, model, unit or "", task.task_type))
+        object.__setattr__(self, "endpoints", tuple(endpoints))
+        columns = self.columns
+        clashes = sorted({c for c in columns if columns.count(c) > 1})
+        if clashes:
+            raise ConfigError(
+                f"{self._what}: column(s) {clashes} would appear twice; a target may not "
+                f"be named like a row column {list(ROW_COLUMNS)}, a physchem column or another "
+                "target's column"
+            )
+
+    @property
+    def _what(self) -> str:
+        """The panel in messages: its name, or its models for a list."""
+        return f"panel {self.name!r}" if self.name else f"panel of {self.model_names}"
+
+    @classmethod
+    def from_name(cls, name_or_path: str, backend: Backend = "torch") -> Panel:
+        """The panel ``name_or_path`` (a panel name, looked up like model names, or the path of
+        a panel file; see :mod:`molprop.artifact.panel`) with its models loaded."""
+        definition = load_panel(name_or_path)
+        predictors = tuple(
+            Predictor.from_pretrained(model, backend=backend) for model in definition.models
+        )
+        return cls(definition.name, predictors, definition.description)
+
+    @classmethod
+    def from_models(
+        cls, models: Sequence[str], name: str = "", backend: Backend = "torch"
+    ) -> Panel:
+        """A panel of the models ``models`` (names or artifact directories), in that order."""
+        predictors = tuple(Predictor.from_pretrained(m, backend=backend) for m in models)
+        return cls(name, predictors)
+
+    @property
+    def model_names(self) -> list[str]:
+        """Each model's name (its artifact directory's), in panel order."""
+        return [predictor.directory.name for predictor in self.predictors]
+
+    @property
+    def target_names(self) -> list[str]:
+        return [endpoint.target for endpoint in self.endpoints]
+
+    @property
+    def screens_alike(self) -> bool:
+        """True when every model reads the same molecule from a SMILES and refuses the same
+        ones (same featuriser, same training elements): one status per row suffices."""
+        return len({_screening_key(p) for p in self.predictors}) == 1
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns of :meth:`predict`'s frame, in order."""
+        columns = list(ROW_COLUMNS)
+        suffixes = ENDPOINT_SUFFIXES + (() if self.screens_alike else STATUS_SUFFIXES)
+        for target in self.target_names:
+            columns += [target, *(target + suffix for suffix in suffixes)]
+        return columns + (list(PHYSCHEM_COLUMNS) if self.physchem else [])
+
+    def check_interval(self, interval: float | str | None) -> None:
+        """``ConfigError`` naming the model when one cannot serve ``interval``."""
+        for model, predictor in zip(self.model_names, self.predictors):
+            try:
+                predictor.interval_level(interval)
+            except ConfigError as exc:
+                raise ConfigError(f"model {model!r}: {exc}") from None
+
+    def predict(
+        self,
+        smiles: Sequence[str] | str,
+        interval: float | str | None = DEFAULT_LEVEL,
+        batch_size: int = 256,
+        *,
+        max_heavy_atoms: int | None = None,
+        max_smiles_length: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> pd.DataFrame:
+        """SMILES -> one wide row per input, in order (columns: the module docstring).
+        ``interval``, ``batch_size`` and the work limits are each model's, as in
+        :meth:`Predictor.predict`; every model is asked the same."""
+        smiles = [smiles] if isinstance(smiles, str) else list(smiles)
+        self.check_interval(interval)
+        given = pd.DataFrame({"smiles": smiles})
+        shared: dict[tuple[str, frozenset[str] | None], list] = {}
+        outputs = []
+        limit = (
+            nullcontext() if max_smiles_length is None else smiles_length_limit(max_smiles_length)
+        )
+        with limit:
+            for predictor in self.predictors:
+                key = _screening_key(predictor)
+                if key not in shared:  # models that screen alike read the same graphs
+                    shared[key] = predictor.featurize_smiles(
+                        smiles,
+                        max_heavy_atoms=max_heavy_atoms,
+                        max_smiles_length=max_smiles_length,
+                        should_stop=should_stop,
+                    )
+                outputs.append(
+                    predictor.predict_frame(
+                        given,
+                        "smiles",
+                        batch_size,
+                        items=shared[key],
+                        interval=interval,
+                        should_stop=should_stop,
+                    )
+                )
+        return self._assemble(smiles, outputs)
+
+    def predict_frame(
+        self,
+        frame: pd.DataFrame,
+        smiles_column: str,
+        interval: float | str | None = DEFAULT_LEVEL,
+        batch_size: int = 256,
+        *,
+        max_heavy_atoms: int | None = None,
+        max_smiles_length: int | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> pd.DataFrame:
+        """``frame``'s columns, unchanged, then :meth:`predict`'s for ``frame[smiles_column]``
+        (without its ``smiles``); an output column named like an input column is
+        ``pred_<name>`` (:func:`~molprop.inference.rows.join_outputs`). The work limits and
+        ``should_stop``: as for :meth:`predict`."""
+        if smiles_column not in frame.columns:
+            raise DataError(
+                f"no column {smiles_column!r} in the input (columns: {list(frame.columns)})"
+            )
+        out = self.predict(
+            frame[smiles_column].tolist(),
+            interval,
+            batch_size,
+            max_heavy_atoms=max_heavy_atoms,
+            max_smiles_length=max_smiles_length,
+            should_stop=should_stop,
+        )
+        return join_outputs(frame, out.drop(columns="smiles"))
+
+    def _assemble(self, smiles: list[str], outputs: list[pd.DataFrame]) -> pd.DataFrame:
+        """The wide frame from each model's :meth:`Predictor.predict_frame` output."""
+        n, models = len(smiles), self.model_names
+        statuses = np.column_stack([o["status"].to_numpy(dtype=object) for o in outputs])
+        errors = np.column_stack([o["error"].to_numpy(dtype=object) for o in outputs])
+        status, error = row_status(statuses, errors, models)
+        standardized = [None] * n
+        for o in reversed(outputs):  # the first model's, where it has one
+            for i, value in enumerate(o["standardized_smiles"].tolist()):
+                if isinstance(value, str) and value:
+                    standardized[i] = value
+        columns: dict[str, object] = {
+            "smiles": smiles,
+            "standardized_smiles": standardized,
+            "status": status,
+            "error": error,
+        }
+        by_model = dict(zip(models, outputs))
+        alike = self.screens_alike
+        for endpoint in self.endpoints:
+            out, target = by_model[endpoint.model], endpoint.target
+            columns.update(_endpoint_columns(out, endpoint, n))
+            if not alike:
+                columns[f"{target}_status"] = out["status"].to_numpy(dtype=object)
+                columns[f"{target}_error"] = out["error"].to_numpy(dtype=object)
+        wide = pd.DataFrame(columns)
+        if self.physchem:
+            block = physchem_frame(smiles)[list(PHYSCHEM_COLUMNS)]
+            wide = pd.concat([wide, block.reset_index(drop=True)], axis=1)
+        return wide
+
+
+def _endpoint_columns(out: pd.DataFrame, endpoint: Endpoint, n: int) -> dict[str, object]:
+    """``endpoint``'s eight columns from its model's output ``out`` (NaN / missing where the
+    model has no such column)."""
+    target = endpoint.target
+
+    def numbers(column: str) -> np.ndarray:
+        if column not in out.columns:
+            return np.full(n, np.nan)
+        return out[column].to_numpy(dtype=np.float64, na_value=np.nan)
+
+    in_domain = (
+        out["in_domain"].astype("boolean").array
+        if "in_domain" in out.columns
+        else pd.array([pd.NA] * n, dtype="boolean")
+    )
+    return {
+        target: numbers(target),
+        f"{target}_unit": [endpoint.unit] * n,
+        f"{target}_std": numbers(f"{target}_std"),
+        f"{target}_low": numbers(f"{target}_low"),
+        f"{target}_high": numbers(f"{target}_high"),
+        f"{target}_percentile": numbers(f"{target}_percentile"),
+        f"{target}_in_domain": in_domain,
+        f"{target}_similarity": numbers("similarity"),
+    }
+
+
+__all__ = [
+    "ENDPOINT_SUFFIXES",
+    "Endpoint",
+    "PHYSCHEM_COLUMNS",
+    "Panel",
+    "ROW_COLUMNS",
+    "STATUS_SUFFIXES",
+    "row_status",
+]

@@ -1,0 +1,91 @@
+"""``molprop predict --model admet``: the shipped panel through the CLI on real ESOL rows; the
+input's columns come back unchanged, every endpoint is its model's prediction, a bad row and an
+unreadable SDF record keep their place with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from molprop.cli.main import main
+from molprop.inference import Panel, Predictor
+from tests.integration.test_predict_keeps_data import _sdf_with_a_garbage_record
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def given() -> pd.DataFrame:
+    """12 ESOL rows as text with their measured solubility under the model's target name,
+    a ``status`` column of the chemist's own and a row that is no molecule."""
+    esol = pd.read_csv(REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz", dtype=str)
+    rows = esol.sample(12, random_state=5).reset_index(drop=True)
+    frame = pd.DataFrame(
+        {
+            "compound": [f"c{i}" for i in range(12)],
+            "smi": rows["smiles"],
+            "logS": rows["logp"],
+            "status": "registered",
+        }
+    )
+    bad = pd.DataFrame({"compound": ["typo"], "smi": ["C1CC"], "logS": [""], "status": ["new"]})
+    return pd.concat([frame.iloc[:5], bad, frame.iloc[5:]], ignore_index=True)
+
+
+def _run(tmp_path: Path, source: Path, *extra: str) -> pd.DataFrame:
+    out = tmp_path / "panel.csv"
+    argv = ["predict", "--model", "admet", "--input", str(source), "--output", str(out)]
+    assert main([*argv, *extra]) == 0
+    assert not (tmp_path / "panel.csv.partial").exists()
+    return pd.read_csv(out, dtype=str, keep_default_na=False)
+
+
+def test_the_admet_panel_keeps_input_columns_and_equals_each_model(
+    tmp_path: Path, given: pd.DataFrame, capsys: pytest.CaptureFixture
+) -> None:
+    source = tmp_path / "in.csv"
+    given.to_csv(source, index=False)
+    out = _run(tmp_path, source, "--smiles-column", "smi", "--chunk-size", "5")
+    assert "13 rows written" in capsys.readouterr().out
+    assert out.columns[:4].tolist() == ["compound", "smi", "logS", "status"]
+    assert out[given.columns].equals(given.astype(str))  # untouched
+    assert out["pred_status"].tolist() == ["ok"] * 5 + ["invalid_input"] + ["ok"] * 7
+    assert "RDKit" in out["error"][5] and out["pred_logS"][5] == ""
+    panel = Panel.from_name("admet")
+    ok = out["pred_status"] == "ok"
+    for model, target in zip(panel.model_names, panel.target_names):
+        alone = Predictor.from_pretrained(model).predict(given["smi"].tolist())
+        column = "pred_logS" if target == "logS" else target
+        np.testing.assert_allclose(  # float32 models, other batches (chunks of 5 rows)
+            out.loc[ok, column].astype(float), alone.loc[ok, target], rtol=1e-5, atol=1e-6
+        )
+        np.testing.assert_allclose(
+            out.loc[ok, f"{target}_similarity"].astype(float), alone.loc[ok, "similarity"]
+        )
+    assert (out.loc[ok, "molecular_weight"].astype(float) > 0).all()
+
+
+def test_an_unreadable_sdf_record_is_its_rows_reason(tmp_path: Path) -> None:
+    source = tmp_path / "five.sdf"
+    _sdf_with_a_garbage_record(source)
+    out = _run(tmp_path, source, "--chunk-size", "2")
+    assert out["name"].tolist() == ["m0", "", "m1", "m2", "m3"]
+    assert out["logS"].tolist() == ["-0.25", "", "-1.25", "-2.25", "-3.25"]  # kept
+    assert out["status"].tolist() == ["ok", "invalid_input", "ok", "ok", "ok"]
+    assert "SDF record 1" in out["error"][1] and out["logD_7.4"][1] == ""
+
+
+def test_single_model_options_are_refused_for_a_panel(
+    tmp_path: Path, given: pd.DataFrame, capsys: pytest.CaptureFixture
+) -> None:
+    source = tmp_path / "in.csv"
+    given.to_csv(source, index=False)
+    argv = ["predict", "--model", "admet", "--input", str(source), "--smiles-column", "smi"]
+    assert main([*argv, "--output", str(tmp_path / "o.csv"), "--resume"]) == 2
+    assert "'admet' is a panel" in capsys.readouterr().err
+    assert main([*argv, "--output", str(tmp_path / "o.csv"), "--interval", "0.999"]) == 2
+    assert "model 'solubility': interval level 0.999" in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()

@@ -1,0 +1,216 @@
+"""Panel: several shipped models answered together, one wide row per input; every endpoint's
+columns are exactly what its model predicts alone, a bad row fails alike for every endpoint,
+target names must be unique, input columns are kept."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from molprop.errors import ConfigError
+from molprop.inference import Predictor
+from molprop.inference.panel import (
+    ENDPOINT_SUFFIXES,
+    PHYSCHEM_COLUMNS,
+    ROW_COLUMNS,
+    Panel,
+    row_status,
+)
+from molprop.inference.physchem import physchem_frame
+
+REPO = Path(__file__).resolve().parents[3]
+ADMET = REPO / "pretrained" / "panels" / "admet.json"
+BAD = ["not a smiles", "C1CC", "[Na+].[Cl-]"]
+
+
+@pytest.fixture(scope="module")
+def esol() -> list[str]:
+    frame = pd.read_csv(REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz")
+    return frame["smiles"].sample(12, random_state=3).tolist()
+
+
+@pytest.fixture(scope="module")
+def admet() -> Panel:
+    return Panel.from_name(str(ADMET))
+
+
+def _same(got: pd.Series, want: pd.Series) -> None:
+    np.testing.assert_array_equal(
+        got.to_numpy(dtype=np.float64, na_value=np.nan),
+        want.to_numpy(dtype=np.float64, na_value=np.nan),
+    )
+
+
+def test_every_endpoint_equals_its_model_alone(admet: Panel, esol: list[str]) -> None:
+    smiles = [*esol[:6], BAD[0], *esol[6:], BAD[2]]
+    out = admet.predict(smiles, interval=0.8)
+    assert out.columns.tolist() == admet.columns
+    assert out["smiles"].tolist() == smiles
+    for model, predictor in zip(admet.model_names, admet.predictors):
+        alone = Predictor.from_pretrained(model).predict(smiles, interval=0.8)
+        assert out["status"].tolist() == alone["status"].tolist()
+        assert out["error"].tolist() == alone["error"].tolist()
+        for target in predictor.target_names:
+            _same(out[target], alone[target])
+            for column in ("_std", "_low", "_high", "_percentile"):
+                want = alone[target + column] if target + column in alone else np.nan
+                _same(out[target + column], pd.Series(want, index=alone.index, dtype=float))
+            _same(out[f"{target}_similarity"], alone["similarity"])
+            assert out[f"{target}_in_domain"].tolist() == alone["in_domain"].tolist()
+            assert set(out[f"{target}_unit"]) == {predictor.config.task.units[0]}
+        ok = alone["status"] == "ok"
+        assert ok.sum() == len(esol)
+        assert (
+            out.loc[ok, "standardized_smiles"].tolist()
+            == alone.loc[ok, "standardized_smiles"].tolist()
+        )
+    # a regression model's interval at the level asked for; the classifier has none
+    assert (out["logS_low"] < out["logS"]).sum() == len(esol)
+    assert out["bbb_probability_low"].isna().all()
+
+
+def test_a_bad_row_fails_for_every_endpoint_and_the_others_are_whole(admet: Panel) -> None:
+    smiles = ["CCO", BAD[0], "c1ccccc1O", BAD[1], BAD[2]]
+    out = admet.predict(smiles)
+    assert out["status"].tolist() == ["ok", "invalid_input", "ok", "invalid_input", "unsupported"]
+    assert "whitespace" in out["error"][1] and "inorganic" in out["error"][4]
+    targets = admet.target_names
+    for i in (1, 3, 4):
+        assert out.loc[i, targets].isna().all()
+        assert all(out[f"{t}_in_domain"].isna()[i] for t in targets)
+    for i in (0, 2):
+        assert out.loc[i, "error"] == "" and out.loc[i, targets].notna().all()
+        assert out.loc[i, [f"{t}_similarity" for t in targets]].notna().all()
+    # physchem describes what it can read (the salt too), as physchem_frame does
+    expected = physchem_frame(smiles)
+    assert out["molecular_weight"].tolist()[:1] == expected["molecular_weight"].tolist()[:1]
+    assert out["described_smiles"].tolist()[4] == "[Na+].[Cl-]"
+    assert pd.isna(out["described_smiles"][1])
+
+
+def test_columns_stay_in_panel_order_for_any_number_of_models(esol: list[str]) -> None:
+    panel = Panel.from_models(["bbb_penetration", "solubility"])
+    assert panel.target_names == ["bbb_probability", "logS"] and panel.screens_alike
+    out = panel.predict(esol[:3])
+    endpoint = [t + s for t in panel.target_names for s in ("", *ENDPOINT_SUFFIXES)]
+    assert out.columns.tolist() == [*ROW_COLUMNS, *endpoint, *PHYSCHEM_COLUMNS]
+    one = Panel.from_models(["solubility"], name="one")
+    assert one.predict(esol[:3])["logS"].tolist() == out["logS"].tolist()
+    lean = Panel("lean", panel.predictors, physchem=False)
+    assert lean.predict(esol[:3]).columns.tolist() == [*ROW_COLUMNS, *endpoint]
+
+
+def test_duplicate_target_names_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"target 'gap_ev' is predicted by 'homo_lumo_gap_3d' "
+                       r"and by 'homo_lumo_gap'"):  # fmt: skip
+        Panel.from_models(["homo_lumo_gap", "homo_lumo_gap_3d"])
+    solubility = Predictor.from_pretrained("solubility")
+    with pytest.raises(ConfigError, match="target 'logS' is predicted by 'solubility' twice"):
+        Panel("twice", (solubility, solubility))
+    with pytest.raises(ConfigError, match="has no models"):
+        Panel("empty", ())
+
+
+def test_a_target_named_like_a_physchem_or_row_column_is_refused() -> None:
+    solubility = Predictor.from_pretrained("solubility")
+    for name in ("tpsa", "status", "logS_unit"):
+        task = dataclasses.replace(solubility.config.task, target_names=(name,))
+        renamed = Predictor(
+            solubility.directory,
+            dataclasses.replace(solubility.config, task=task),
+            solubility.members,
+        )
+        others = (solubility,) if name == "logS_unit" else ()
+        with pytest.raises(ConfigError, match=f"column\\(s\\) \\['{name}'\\] would appear twice"):
+            Panel("clash", (*others, renamed))
+
+
+def test_an_interval_a_model_cannot_serve_is_refused_naming_it(admet: Panel) -> None:
+    with pytest.raises(ConfigError, match=r"model 'solubility': interval level 0.999"):
+        admet.predict(["CCO"], interval=0.999)
+
+
+def test_models_that_screen_differently_keep_a_status_per_endpoint() -> None:
+    """A 3D model (it embeds a conformer) beside a 2D one: they read a SMILES differently, so
+    each endpoint has its model's own status and error besides the row's."""
+    panel = Panel.from_models(["solubility", "homo_lumo_gap_3d"])
+    assert not panel.screens_alike
+    assert {"logS_status", "logS_error", "gap_ev_status", "gap_ev_error"} <= set(panel.columns)
+    smiles = ["CCO", "not a smiles", "c1ccccc1O"]
+    out = panel.predict(smiles)
+    alone = Predictor.from_pretrained("homo_lumo_gap_3d").predict(smiles)
+    _same(out["gap_ev"], alone["gap_ev"])
+    assert out["gap_ev_status"].tolist() == alone["status"].tolist()
+    assert out["status"].tolist() == ["ok", "invalid_input", "ok"]
+
+
+def test_row_status_when_models_disagree() -> None:
+    statuses = np.array([["ok", "ok"], ["invalid_input", "invalid_input"], ["ok", "error"]])
+    errors = np.array([["", ""], ["bad", "bad"], ["", "model failure: x"]])
+    status, error = row_status(statuses, errors, ["a", "b"])
+    assert status == ["ok", "invalid_input", "error"]
+    assert error == ["", "bad", "b: model failure: x"]
+    status, error = row_status(
+        np.array([["unsupported", "error"]]), np.array([["no Se", "nan"]]), ["a", "b"]
+    )
+    assert status == ["unsupported"] and error == ["a: no Se; b: nan"]
+
+
+def test_predict_frame_keeps_every_input_column(admet: Panel) -> None:
+    inputs = pd.DataFrame(
+        {
+            "compound": ["ethanol", "broken", "phenol"],
+            "smi": ["CCO", "C1CC", "c1ccccc1O"],
+            "logS": ["1.10", "", "-0.04"],  # measured, under the model's target name
+            "status": ["bought", "bought", "made"],
+        }
+    )
+    out = admet.predict_frame(inputs, "smi")
+    assert out.columns[:4].tolist() == ["compound", "smi", "logS", "status"]
+    assert out[inputs.columns].equals(inputs)
+    assert out["pred_status"].tolist() == ["ok", "invalid_input", "ok"]
+    alone = admet.predict(inputs["smi"].tolist())
+    _same(out["pred_logS"], alone["logS"])
+    assert "smiles" not in out and out["logS_unit"].tolist() == alone["logS_unit"].tolist()
+
+
+def test_a_multitask_model_gives_one_endpoint_per_target(tmp_path: Path) -> None:
+    """A two-target model (tiny, real QM9 rows) beside a shipped one: three endpoints, the
+    multitask model's domain repeated for each of its targets."""
+    from molprop.models.config import TrainConfig
+    from molprop.training.train import TrainRequest, run_train
+
+    frame = pd.read_csv(REPO / "data" / "qm9" / "micro_qm9.csv.gz").head(200)
+    run_train(
+        TrainRequest(
+            data=frame[["smiles", "gap", "mu"]].astype(str),
+            smiles_column="smiles",
+            target_columns=["gap", "mu"],
+            out=tmp_path / "qm9",
+            split_type="random",
+            model={"hidden_dim": 16, "heads": 2, "num_seeds": 4, "layers": "MSP"},
+            train=TrainConfig(epochs=1, batch_size=64, ensemble_size=2),
+            units=["Ha", "D"],
+            progress=False,
+        )
+    )
+    panel = Panel("mixed", (Predictor.from_pretrained("solubility"),
+                            Predictor.from_pretrained(tmp_path / "qm9")))  # fmt: skip
+    assert panel.target_names == ["logS", "gap", "mu"]
+    assert [e.model for e in panel.endpoints] == ["solubility", "qm9", "qm9"]
+    smiles = frame["smiles"].tolist()[6:11] + ["C1CC"]
+    out = panel.predict(smiles)
+    alone = Predictor.from_pretrained(tmp_path / "qm9").predict(smiles)
+    for target, unit in (("gap", "Ha"), ("mu", "D")):
+        _same(out[target], alone[target])
+        _same(out[f"{target}_std"], alone[f"{target}_std"])
+        _same(out[f"{target}_similarity"], alone["similarity"])
+        assert set(out[f"{target}_unit"]) == {unit}
+    assert out["status"].tolist() == ["ok"] * 5 + ["invalid_input"]
+    # a new model records its training elements, the shipped ones do not: they screen apart
+    assert panel.screens_alike == (panel.predictors[1].screened.elements is None)
+    assert ("gap_status" in out) == (not panel.screens_alike)
