@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8000
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint docs bench pretrained foundation-data clean
+.PHONY: install serve test lint docs bench pretrained pretrained-admet foundation-data clean
 
 install: $(STAMP)
 
@@ -37,6 +37,11 @@ bench: install
 
 pretrained: install
 	$(PY) -m molprop.pretrained_recipes
+	$(PY) -m molprop.pretrained_admet
+
+# the multitask ADMET models, fine-tuned from pretrained/foundation on data/admet
+pretrained-admet: install
+	$(PY) -m molprop.pretrained_admet
 
 # the foundation model's corpus + descriptor labels, outside the repository; rebuilt
 # byte-identically (fixed source order, seeded order, no timestamps)

@@ -1,0 +1,211 @@
+"""Recipes for the shipped ADMET models (``make pretrained-admet``).
+
+Three multitask models cover the endpoints of ``data/admet/endpoints.csv``; each is an
+ensemble fine-tuned from the foundation model (``molprop train --init foundation``: its
+architecture, featuriser, encoder and readout, a fresh head with one output per endpoint):
+
+- ``admet_tox21``: the twelve Tox21 assays (classification, one molecule set);
+- ``admet_classification``: BBB permeability (B3DB), Ames mutagenicity, clinical-trial
+  toxicity (ClinTox);
+- ``admet_regression``: solubility, lipophilicity, hydration free energy, logBB, plasma
+  protein binding, clearances, CYP pIC50s, LD50.
+
+The endpoint tables are joined on InChIKey (a molecule measured for several endpoints is one row;
+a missing label is masked in the loss), split by scaffold (80/10/10, seed 0), calibrated on the
+validation part (conformal intervals per regression target, Platt scaling per classification
+target) and scored on the test part. The output name of each target is the endpoint's name, its
+unit the ``unit`` of ``endpoints.csv``::
+
+    python -m molprop.pretrained_admet                       # all three
+    python -m molprop.pretrained_admet admet_tox21           # one
+    python -m molprop.pretrained_admet --stage reference     # percentiles + card, no training
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from molprop.models.config import PRESETS, TrainConfig
+
+log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[1]
+ADMET = REPO / "data" / "admet"
+PRETRAINED = REPO / "pretrained"
+#: what every ADMET model starts from (a model name, resolved like ``--init``)
+INIT = "foundation"
+
+
+@dataclass(frozen=True)
+class AdmetGroup:
+    """One shipped multitask model: its endpoints (rows of ``endpoints.csv``) and budget."""
+
+    name: str
+    endpoints: tuple[str, ...]
+    task_type: str
+    epochs: int
+    intended_use: str
+
+
+def endpoint_table() -> pd.DataFrame:
+    """``data/admet/endpoints.csv``: one row per endpoint (name, task, label, unit, ...)."""
+    return pd.read_csv(ADMET / "endpoints.csv", dtype=str).set_index("name")
+
+
+def _group_endpoints(task: str, prefix: str = "", exclude_prefix: str = "") -> tuple[str, ...]:
+    table = endpoint_table()
+    names = [
+        n
+        for n, row in table.iterrows()
+        if row["task"] == task
+        and n.startswith(prefix)
+        and not (exclude_prefix and n.startswith(exclude_prefix))
+    ]
+    return tuple(names)
+
+
+def groups() -> dict[str, AdmetGroup]:
+    """The shipped ADMET models, by name."""
+    return {
+        g.name: g
+        for g in (
+            AdmetGroup(
+                "admet_tox21",
+                _group_endpoints("classification", prefix="tox21_"),
+                "classification",
+                30,
+                "flagging likely activity in the twelve Tox21 nuclear-receptor and stress-response "
+                "assays (probability of activity)",
+            ),
+            AdmetGroup(
+                "admet_classification",
+                _group_endpoints("classification", exclude_prefix="tox21_"),
+                "classification",
+                15,
+                "early flags for blood-brain barrier permeability, Ames mutagenicity and "
+                "clinical-trial toxicity of drug-like molecules (probabilities)",
+            ),
+            AdmetGroup(
+                "admet_regression",
+                _group_endpoints("regression"),
+                "regression",
+                15,
+                "estimating physicochemical, distribution, clearance, CYP-inhibition and "
+                "acute-toxicity values of drug-like molecules",
+            ),
+        )
+    }
+
+
+def merged_table(group: AdmetGroup) -> pd.DataFrame:
+    """The group's endpoint tables joined on InChIKey: ``smiles`` (the first table's) and one
+    column per endpoint (its label; empty where the molecule was not measured), rows in the
+    order of first appearance."""
+    table = endpoint_table()
+    merged: pd.DataFrame | None = None
+    for name in group.endpoints:
+        label = table.loc[name, "label"]
+        frame = pd.read_csv(ADMET / f"{name}.csv.gz", dtype={"smiles": str, "inchikey": str})
+        frame = frame[["inchikey", "smiles", label]].rename(columns={label: name})
+        if frame["inchikey"].duplicated().any():
+            raise RuntimeError(f"{name}: duplicate InChIKeys (the curated tables are unique)")
+        if merged is None:
+            merged = frame
+        else:
+            merged = merged.merge(frame, on="inchikey", how="outer", suffixes=("", "_other"))
+            merged["smiles"] = merged["smiles"].fillna(merged.pop("smiles_other"))
+    assert merged is not None
+    return merged[["smiles", *group.endpoints]].reset_index(drop=True)
+
+
+def train_config(group: AdmetGroup) -> TrainConfig:
+    """The default preset's training settings with the group's epochs, seed 0, 2 members."""
+    preset = PRESETS["default"]["train"]
+    return TrainConfig(**{**preset, "epochs": group.epochs, "seed": 0, "ensemble_size": 2})
+
+
+def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
+    """Fine-tune the group's ensemble from ``init`` into ``out`` (replaced if it exists)."""
+    from molprop.training.train import TrainRequest, run_train
+
+    if out.exists():
+        shutil.rmtree(out)
+    units = [endpoint_table().loc[n, "unit"] for n in group.endpoints]
+    if group.task_type == "classification":
+        units = ["probability"] * len(group.endpoints)
+    request = TrainRequest(
+        data=merged_table(group),
+        smiles_column="smiles",
+        target_columns=list(group.endpoints),
+        out=out,
+        task_type=group.task_type,
+        split_type="scaffold",
+        train=train_config(group),
+        units=units,
+        name=group.name,
+        progress=False,
+        init=init,
+    )
+    run_train(request)
+    shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
+
+
+def reference(out: Path) -> None:
+    """Percentiles among approved drugs (as every shipped model)."""
+    from molprop.pretrained_recipes import reference as fit
+
+    fit(out)
+
+
+def write_card(group: AdmetGroup, out: Path) -> Path:
+    """``card.md`` from ``metrics.json``: data, endpoints with units and sources, split, test
+    metrics per endpoint, calibration, domain, percentiles."""
+    from molprop.artifact.card import write_card as write
+
+    table = endpoint_table()
+    sources = "; ".join(f"{n}: {table.loc[n, 'description']}" for n in group.endpoints)
+    return write(
+        out,
+        title=f"{len(group.endpoints)} ADMET endpoints fine-tuned from the foundation model",
+        data_source=f"`data/admet/` (data/admet/SOURCES.md): {sources}",
+        licence="per table, data/admet/SOURCES.md (MIT, CC0-1.0, CC BY 4.0)",
+        intended_use=group.intended_use,
+        reproduce=f"make pretrained-admet (python -m molprop.pretrained_admet {group.name})",
+        root=REPO,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    known = groups()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", default=list(known), help="models to build")
+    parser.add_argument("--stage", choices=["all", "train", "reference", "card"], default="all")
+    parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
+    parser.add_argument("--init", default=INIT, help="starting model (name or directory)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    unknown = sorted(set(args.names) - set(known))
+    if unknown:
+        parser.error(f"unknown model(s) {unknown}; choose from {sorted(known)}")
+    for name in args.names:
+        group, out = known[name], Path(args.out) / name
+        if args.stage in ("all", "train"):
+            log.info("training %s (%d endpoints) -> %s", name, len(group.endpoints), out)
+            train(group, out, args.init)
+        if args.stage in ("all", "reference"):
+            reference(out)
+        write_card(group, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
