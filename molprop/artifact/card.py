@@ -116,6 +116,8 @@ def percentile_lines(directory: Path) -> list[str]:
         "with a measured scale.",
         "",
     ]
+
+
 _BIN_LABELS = {"in_domain": "in domain", "out_of_domain": "out of domain"}
 
 
@@ -386,16 +388,45 @@ def _bonds_input_text(f: Any, version: int, cutoff: str, periodic: bool | None) 
     )
 
 
+def per_target_lines(test: dict, targets: Sequence[str], units: Sequence[str]) -> list[str]:
+    """The ensemble's test metrics of each target of a multitask model (``metric/target``
+    keys of ``metrics.json``); nothing for a one-target model."""
+    ensemble = test.get("ensemble", {})
+    if len(targets) < 2:
+        return []
+    names = [m for m in dict.fromkeys(k.split("/", 1)[0] for k in ensemble if "/" in k)]
+    if not names:
+        return []
+    lines = [
+        "Per target (ensemble):",
+        "",
+        "| target | unit | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    for i, target in enumerate(targets):
+        unit = units[i] if i < len(units) else ""
+        cells = []
+        for m in names:
+            value = ensemble.get(f"{m}/{target}")
+            cells.append("–" if not isinstance(value, (int, float)) else f"{value:.3f}")
+        lines.append(f"| `{target}` | {unit} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def provenance_lines(config: ArtifactConfig, root: Path | None) -> list[str]:
     """Fine-tuning provenance and augmentation; empty for a model trained from scratch."""
     prov, aug = config.provenance, config.augment
     lines = []
     if prov.finetuned_from:
         head = {True: "re-initialised", False: "kept from the pretrained model", None: "?"}
+        how = (
+            f"strategy `{prov.strategy}`, mode `{prov.mode or '?'}`"
+            if prov.strategy
+            else "`molprop train --init`: its architecture, featuriser, encoder and readout"
+        )
         lines.append(
             f"Fine-tuned from the pretrained model `{_shown_path(prov.finetuned_from, root)}` "
-            f"(strategy `{prov.strategy or '?'}`, mode `{prov.mode or '?'}`, head "
-            f"{head[prov.fresh_head]})."
+            f"({how}, head {head[prov.fresh_head]})."
         )
     if aug is not None and aug.needs_measured:
         cols = ", ".join(f"`{c}`" for c in aug.low_columns)
@@ -571,6 +602,7 @@ def write_card(
     ]
     if "test" in metrics:
         lines += [*metrics_table(metrics["test"], task.task_type), ""]
+        lines += per_target_lines(metrics["test"], task.target_names, task.units)
     else:
         lines += ["No test set: no test metrics.", ""]
     if reference:

@@ -207,3 +207,23 @@ def test_read_metrics_and_card(tmp_path: Path) -> None:
     (tmp_path / "metrics.json").write_text("[1, 2")
     with pytest.raises(ArtifactError, match="corrupt"):
         read_metrics(tmp_path)
+
+
+def test_per_target_lines_of_a_multitask_model() -> None:
+    """A multitask card lists each target's ensemble test metrics with its unit, in the
+    targets' order; a one-target model gets no such table."""
+    from molprop.artifact.card import per_target_lines
+
+    test = {
+        "ensemble": {
+            "roc_auc/ames": 0.81234,
+            "brier/ames": 0.2,
+            "roc_auc/bbb": 0.9,
+            "roc_auc": 0.85,
+        }
+    }
+    lines = per_target_lines(test, ["bbb", "ames"], ["probability", "probability"])
+    assert lines[2] == "| target | unit | roc_auc | brier |"
+    assert lines[4] == "| `bbb` | probability | 0.900 | – |"
+    assert lines[5] == "| `ames` | probability | 0.812 | 0.200 |"
+    assert per_target_lines(test, ["bbb"], ["probability"]) == []

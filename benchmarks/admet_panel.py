@@ -1,0 +1,272 @@
+"""The shipped ADMET models, endpoint by endpoint, beside ADMET-AI's reported test metrics.
+
+For each ADMET model (``molprop.pretrained_admet``) the test molecules of its scaffold split
+(``split.csv``) are predicted from their SMILES through :class:`molprop.inference.Predictor`, as
+a user would, and scored per endpoint with the metric the TDC ADMET group uses for it (MAE,
+Spearman or AUROC; ``data/admet/endpoints.csv``) and the usual ones (RMSE, R², AUPRC). Beside
+each: ADMET-AI's reported test metric (the ``admet.csv`` of the admet-ai 2.0.1 wheel, copied into
+``endpoints.csv``). ADMET-AI's numbers come from TDC's splits of TDC's data, ours from a scaffold
+split of our curated tables (often a different, larger source): context, not a head-to-head.
+
+Second table: the shipped single-endpoint models against the ADMET model on a common held-out
+set: the ADMET model's test molecules of that endpoint which the single-endpoint model never saw
+(not in its train or validation split), so neither model trained on them.
+
+    python -m benchmarks.admet_panel [--models pretrained]
+
+writes ``benchmarks/results/admet_panel.json``, ``docs/results/admet.md`` and
+``docs/results/admet.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
+
+from benchmarks.common import save_result
+from molprop.chem.smiles import inchikey
+from molprop.errors import InvalidInputError
+from molprop.inference import Predictor
+from molprop.pretrained_admet import endpoint_table, groups, merged_table
+
+log = logging.getLogger("admet_panel")
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs" / "results"
+
+#: shipped single-endpoint model -> (its target, the ADMET endpoint measuring the same thing)
+SINGLE = {
+    "solubility": ("logS", "solubility_aqsoldb"),
+    "lipophilicity": ("logD_7.4", "lipophilicity_az"),
+    "hydration_free_energy": ("hydration_free_energy", "hydration_free_energy"),
+    "bbb_penetration": ("bbb_probability", "bbb_b3db"),
+}
+
+
+def key(smiles: str) -> str:
+    """The molecule's InChIKey (the SMILES itself where RDKit cannot read it)."""
+    try:
+        return inchikey(smiles)
+    except InvalidInputError:
+        return smiles
+
+
+def scores(task: str, y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    """Every metric of one endpoint's test rows (NaN where undefined)."""
+    out: dict[str, float] = {"n": int(len(y))}
+    if task == "regression":
+        out["mae"] = float(np.mean(np.abs(p - y)))
+        out["rmse"] = float(math.sqrt(np.mean((p - y) ** 2)))
+        out["r2"] = float(r2_score(y, p)) if len(y) > 1 else math.nan
+        out["spearman"] = float(spearmanr(y, p).statistic) if len(y) > 2 else math.nan
+    else:
+        both = len(set(y.astype(int))) == 2
+        out["auroc"] = float(roc_auc_score(y, p)) if both else math.nan
+        out["auprc"] = float(average_precision_score(y, p)) if both else math.nan
+        out["positives"] = int(y.sum())
+    return out
+
+
+def test_rows(directory: Path, table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the model's test split with their labels (``split.csv`` rows index the
+    training table)."""
+    split = pd.read_csv(directory / "split.csv", dtype={"smiles": str, "split": str})
+    test = split[split["split"] == "test"]
+    rows = table.iloc[test["row"].to_numpy()].reset_index(drop=True)
+    if rows["smiles"].tolist() != test["smiles"].tolist():
+        raise RuntimeError(f"{directory}/split.csv does not index the ADMET table")
+    return rows
+
+
+def endpoint_scores(models: Path) -> tuple[list[dict[str, Any]], dict[str, pd.DataFrame]]:
+    """Per endpoint: our test metrics (SMILES in, as a user predicts) beside ADMET-AI's."""
+    info = endpoint_table()
+    rows, tests = [], {}
+    for name, group in groups().items():
+        directory = models / name
+        if not (directory / "config.json").exists():
+            log.warning("%s: not built, skipped", directory)
+            continue
+        predictor = Predictor.from_pretrained(directory)
+        test = test_rows(directory, merged_table(group))
+        pred = predictor.predict(test["smiles"].tolist(), interval=None)
+        tests[name] = pd.concat([test, pred.add_prefix("pred_")], axis=1)
+        for endpoint in group.endpoints:
+            known = test[endpoint].notna() & pred[endpoint].notna()
+            y = test.loc[known, endpoint].to_numpy(float)
+            p = pred.loc[known, endpoint].to_numpy(float)
+            row = info.loc[endpoint]
+            metric = str(row["tdc_metric"]).lower()
+            ours = scores(group.task_type, y, p)
+            rows.append(
+                {
+                    "endpoint": endpoint,
+                    "model": name,
+                    "task": group.task_type,
+                    "unit": row["unit"],
+                    "metric": row["tdc_metric"],
+                    "value": ours.get(metric, math.nan),
+                    "not_predicted": int((test[endpoint].notna() & pred[endpoint].isna()).sum()),
+                    "admet_ai_metric": row["admet_ai_metric"]
+                    if isinstance(row["admet_ai_metric"], str)
+                    else "",
+                    "admet_ai_value": float(row["admet_ai_value"])
+                    if isinstance(row["admet_ai_value"], str)
+                    else math.nan,
+                    "ours_in_admet_ai_metric": ours.get(
+                        str(row["admet_ai_metric"]).lower(), math.nan
+                    ),
+                    **{f"test_{k}": v for k, v in ours.items()},
+                }
+            )
+    return rows, tests
+
+
+def common_held_out(models: Path, tests: dict[str, pd.DataFrame]) -> list[dict[str, Any]]:
+    """Each shipped single-endpoint model against the ADMET model on the ADMET test molecules
+    of that endpoint which the single-endpoint model did not train or validate on."""
+    by_endpoint = {e: name for name, g in groups().items() for e in g.endpoints}
+    out = []
+    for single, (target, endpoint) in SINGLE.items():
+        admet = by_endpoint[endpoint]
+        if admet not in tests or not (models / single / "split.csv").exists():
+            continue
+        seen = pd.read_csv(models / single / "split.csv", dtype={"smiles": str, "split": str})
+        seen_keys = {key(s) for s in seen.loc[seen["split"] != "test", "smiles"]}
+        frame = tests[admet][tests[admet][endpoint].notna()].reset_index(drop=True)
+        keep = np.array([key(s) not in seen_keys for s in frame["smiles"]])
+        frame = frame[keep].reset_index(drop=True)
+        single_pred = Predictor.from_pretrained(models / single).predict(
+            frame["smiles"].tolist(), interval=None
+        )
+        both = frame[f"pred_{endpoint}"].notna() & single_pred[target].notna()
+        y = frame.loc[both, endpoint].to_numpy(float)
+        task = groups()[admet].task_type
+        out.append(
+            {
+                "endpoint": endpoint,
+                "single_model": single,
+                "admet_model": admet,
+                "n": int(both.sum()),
+                "single": scores(task, y, single_pred.loc[both, target].to_numpy(float)),
+                "admet": scores(task, y, frame.loc[both, f"pred_{endpoint}"].to_numpy(float)),
+            }
+        )
+    return out
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: dict) -> Path:
+    lines = [
+        "# ADMET panel: the shipped endpoints beside ADMET-AI",
+        "",
+        "Written by `python -m benchmarks.admet_panel` from the shipped models (`make "
+        "pretrained-admet`). Our numbers: the test part of each model's scaffold split (80/10/10, "
+        "seed 0) of the curated tables in `data/admet` (SOURCES.md there), predicted from SMILES "
+        "as a user does. ADMET-AI's: its reported test metric (admet-ai 2.0.1 wheel, "
+        "`admet_ai/resources/data/admet.csv`), on TDC's own splits and, for several endpoints, "
+        "other data (e.g. TDC's BBB_Martins vs our B3DB, TDC's PPBR_AZ vs PharmaBench PPB). "
+        "The splits and sets differ: this is context, not a claim of victory. MAE is in the "
+        "endpoint's unit; AUROC / Spearman are unitless.",
+        "",
+        "| endpoint | model | unit | n test | TDC metric | molprop | ADMET-AI metric | molprop "
+        "(same metric) | ADMET-AI |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['endpoint']} | {r['model']} | {r['unit']} | {r['test_n']} | {r['metric']} | "
+            f"{_fmt(r['value'])} | {r['admet_ai_metric'] or '–'} | "
+            f"{_fmt(r['ours_in_admet_ai_metric'])} | {_fmt(r['admet_ai_value'])} |"
+        )
+    lines += [
+        "",
+        "## Shipped single-endpoint models against the ADMET models",
+        "",
+        "On the ADMET model's test molecules of the endpoint that the single-endpoint model did "
+        "not train or validate on (so neither saw them).",
+        "",
+        "| endpoint | single model | n | single: MAE / AUROC | ADMET model: MAE / AUROC | "
+        "single: RMSE / AUPRC | ADMET model: RMSE / AUPRC |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in common:
+        a, s = c["admet"], c["single"]
+        first, second = ("mae", "rmse") if "mae" in a else ("auroc", "auprc")
+        lines.append(
+            f"| {c['endpoint']} | {c['single_model']} | {c['n']} | {_fmt(s[first])} | "
+            f"{_fmt(a[first])} | {_fmt(s[second])} | {_fmt(a[second])} |"
+        )
+    lines += ["", "## Size", ""]
+    lines += [f"- `{k}`: {v / 1e6:.1f} MB" for k, v in sizes.items()]
+    lines += ["", "![molprop against ADMET-AI per endpoint](admet.png)", ""]
+    DOCS.mkdir(parents=True, exist_ok=True)
+    path = DOCS / "admet.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def plot(rows: list[dict[str, Any]]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [r for r in rows if math.isfinite(r["admet_ai_value"])]
+    auroc = [r for r in shown if r["admet_ai_metric"] == "AUROC"]
+    mae = [r for r in shown if r["admet_ai_metric"] == "MAE"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
+    for ax, part, label in ((axes[0], auroc, "AUROC (higher is better)"),
+                            (axes[1], mae, "MAE / ADMET-AI MAE (lower is better)")):  # fmt: skip
+        x = np.arange(len(part))
+        if label.startswith("MAE"):
+            ours = [r["ours_in_admet_ai_metric"] / r["admet_ai_value"] for r in part]
+            theirs = [1.0] * len(part)
+        else:
+            ours = [r["ours_in_admet_ai_metric"] for r in part]
+            theirs = [r["admet_ai_value"] for r in part]
+        ax.bar(x - 0.2, ours, 0.4, label="molprop (our scaffold split)")
+        ax.bar(x + 0.2, theirs, 0.4, label="ADMET-AI (reported, TDC split)")
+        ax.set_xticks(x, [r["endpoint"] for r in part], rotation=70, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        if not label.startswith("MAE"):
+            ax.set_ylim(0.5, 1.0)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    path = DOCS / "admet.png"
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=str(REPO / "pretrained"))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    models = Path(args.models)
+    rows, tests = endpoint_scores(models)
+    common = common_held_out(models, tests)
+    sizes = {
+        name: sum(f.stat().st_size for f in (models / name).rglob("*") if f.is_file())
+        for name in groups()
+        if (models / name).exists()
+    }
+    save_result("admet_panel", {"endpoints": rows, "common_held_out": common, "bytes": sizes})
+    plot(rows)
+    log.info("wrote %s", write_page(rows, common, sizes))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
