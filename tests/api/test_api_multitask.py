@@ -18,47 +18,13 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from api.settings import Settings
-from molprop.artifact.card import write_card
 from molprop.inference import Predictor
 from molprop.jobs import Worker, WorkerConfig
-from molprop.models.config import TrainConfig
-from molprop.training.reference import APPROVED_DRUGS, fit_reference
-from molprop.training.train import TrainRequest, run_train
-from tests.api.conftest import REPO, TINY_MODEL
+from tests.api.conftest import ESOL, REPO, train_multitask
+from tests.api.conftest import MULTITASK_TARGETS as TARGETS
 
-ESOL = REPO / "data" / "moleculenet" / "ESOL.csv.gz"
 SHIPPED = REPO / "pretrained"
-#: the multitask model's targets and units, in output order (a non-ASCII unit on purpose)
-TARGETS = {"measured_logS": "log10(mol/L)", "psa": "Å²"}
 MULTI = "esol_multi"
-FIELDS = ("std", "low", "high", "percentile", "similarity")
-
-
-def _train_multitask(out: Path, tmp: Path) -> None:
-    frame = pd.read_csv(ESOL).head(300)
-    frame = frame.rename(
-        columns={"measured log solubility in mols per litre": "measured_logS",
-                 "Polar Surface Area": "psa"}
-    )  # fmt: skip
-    run_train(
-        TrainRequest(
-            data=frame[["smiles", *TARGETS]].astype(str),
-            smiles_column="smiles",
-            target_columns=list(TARGETS),
-            out=out,
-            split_type="random",
-            model=dict(TINY_MODEL),
-            train=TrainConfig(epochs=2, batch_size=64, ensemble_size=2),
-            units=list(TARGETS.values()),
-            name=out.name,
-            progress=False,
-        )
-    )
-    drugs = tmp / "drugs.csv"
-    pd.read_csv(APPROVED_DRUGS).head(60).to_csv(drugs, index=False)
-    fit_reference(out, drugs, name="60 approved drugs")  # percentiles for both targets
-    write_card(out, title="tiny multitask test model", data_source="ESOL",
-               licence="MIT", intended_use="tests only")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +33,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     both (``mixed``)."""
     root = tmp_path_factory.mktemp("multitask") / "models"
     root.mkdir()
-    _train_multitask(root / MULTI, root.parent)
+    train_multitask(root / MULTI, root.parent)
     (root / "solubility").symlink_to(SHIPPED / "solubility", target_is_directory=True)
     (root / "panels").mkdir()
     panel = {"name": "mixed", "models": ["solubility", MULTI]}
