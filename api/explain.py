@@ -56,6 +56,12 @@ class ExplainRequest(BaseModel):
     smiles: list[str] = Field(..., min_length=1, examples=[["c1ccccc1O"]])
     ids: list[str | int] | None = Field(None, examples=[["phenol"]])
     svg: bool = Field(True, description="include an SVG similarity map per molecule")
+    target: str | None = Field(
+        None,
+        max_length=200,
+        description="the target explained: needed for a multitask model (one of its targets, "
+        "GET /v1/models); a one-target model's own target, or null",
+    )
 
     @model_validator(mode="after")
     def _ids_match(self) -> ExplainRequest:
@@ -104,6 +110,7 @@ class ExplainResponse(BaseModel):
 
     model: str
     version: str
+    target: str = Field("", description="the target explained")
     unit: str
     space: Literal["target", "logit"] = Field(
         ..., description="units of the weights: the target's, or the classifier's logit"
@@ -119,6 +126,27 @@ explain_router = APIRouter(
     responses={401: {"model": ErrorBody}},
     route_class=StrictJSONRoute,
 )
+
+
+def explained_target(body: ExplainRequest, model: ServedModel) -> str:
+    """The target ``body`` asks to explain: 422 for a multitask model without one, or a
+    target the model does not predict."""
+    if body.target is None and model.multitask:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"model {model.name!r} predicts several targets {list(model.targets)}: name the "
+            "one to explain in 'target'",
+        )
+    if body.target is None:
+        return model.targets[0]
+    try:  # a former name of a renamed target is still accepted (with a warning)
+        return model.predictor.config.task.resolve_target(body.target)
+    except ConfigError:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"model {model.name!r} does not predict {safe_text(body.target)!r}; its targets: "
+            f"{list(model.targets)}",
+        ) from None
 
 
 def _finite(value: float | None) -> float | None:
@@ -193,6 +221,7 @@ async def explain(
     docstring (413 over ``MOLPROP_MAX_EXPLAIN_BATCH`` SMILES or the token budget)."""
     arrival = time.monotonic()
     model = find_model(body.model, models)
+    target = explained_target(body, model)
     cap = min(settings.max_explain_batch, settings.max_batch)
     if len(body.smiles) > cap:
         raise HTTPException(
@@ -224,6 +253,7 @@ async def explain(
         def work() -> list[Explanation]:
             return model.predictor.explain(
                 batch,
+                target=target,
                 n_steps=EXPLAIN_STEPS,
                 max_steps=2 * EXPLAIN_STEPS,
                 max_smiles_length=settings.max_smiles_length,
@@ -239,7 +269,8 @@ async def explain(
     return ExplainResponse(
         model=model.name,
         version=model.version,
-        unit=model.unit,
+        target=target,
+        unit=model.units[model.targets.index(target)],
         space="logit" if model.task == "classification" else "target",
         method="Integrated Gradients (Captum) on the token embedding layer's input, "
         "baseline zero features, ESA bond tokens resolved onto their atoms, ensemble members "

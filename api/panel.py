@@ -1,6 +1,10 @@
 """Panels in the service: ``POST /v1/predict`` with a panel's name (``"model": "admet"``) or a list
 of models (``"models": ["solubility", "lipophilicity"]``), and ``GET /v1/panels``.
 
+A multitask model (several targets) asked for by name (``"model": "admet_tox21"``) is answered
+the same way, as a panel of that one model (``panel`` null, as for a list): one endpoint per
+target, each with its own unit.
+
 A panel request is answered by the served models themselves (nothing is loaded again), composed
 per request into a :class:`molprop.inference.Panel`: one result per input row with every
 endpoint (each target of each model, in order) and the physchem block. The panels are the panel
@@ -48,8 +52,13 @@ def _unprocessable(detail: str) -> HTTPException:
 def is_panel_request(
     body: PredictRequest, models: Mapping[str, ServedModel], panels: Mapping[str, object]
 ) -> bool:
-    """True for a list of models, or a panel's name that no served model has."""
-    return body.models is not None or (body.model not in models and body.model in panels)
+    """True for a list of models, a multitask model (answered as a panel of itself: one
+    endpoint per target), or a panel's name that no served model has."""
+    if body.models is not None:
+        return True
+    if body.model in models:
+        return models[str(body.model)].multitask
+    return body.model in panels
 
 
 def requested_panel(
@@ -61,6 +70,8 @@ def requested_panel(
     422 naming the models this service does not serve, or why they cannot be a panel."""
     if body.models is not None:
         name, description, names = "", "", list(body.models)
+    elif body.model in models:  # a multitask model: a panel of that one model
+        name, description, names = "", "", [str(body.model)]
     else:
         definition = panels[str(body.model)]
         name, description, names = definition.name, definition.description, definition.models
@@ -246,10 +257,10 @@ def panel_summaries(
         for model in definition.models:
             if model not in models:
                 continue
-            task = models[model].predictor.config.task
-            for target, unit in zip(task.target_names, task.units):
+            served = models[model]
+            for target, unit in zip(served.targets, served.units):
                 endpoints.append(
-                    PanelEndpoint(target=target, model=model, unit=unit or "", task=task.task_type)
+                    PanelEndpoint(target=target, model=model, unit=unit, task=served.task)
                 )
         out.append(
             PanelSummary(

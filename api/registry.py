@@ -25,8 +25,10 @@ class ServedModel:
     name: str
     predictor: Predictor
     task: str
-    target: str
-    unit: str
+    #: every target the model predicts, in its output order (one for most models)
+    targets: tuple[str, ...]
+    #: each target's unit ("" where none is recorded), in the same order
+    units: tuple[str, ...]
     version: str
     test_metrics: dict[str, float]
     card: str
@@ -36,6 +38,21 @@ class ServedModel:
     @property
     def n_members(self) -> int:
         return len(self.predictor.members)
+
+    @property
+    def multitask(self) -> bool:
+        """Several targets: ``POST /v1/predict`` answers it as a panel of this one model."""
+        return len(self.targets) > 1
+
+    @property
+    def target(self) -> str | None:
+        """The target of a one-target model; None for a multitask model (see ``targets``)."""
+        return None if self.multitask else self.targets[0]
+
+    @property
+    def unit(self) -> str | None:
+        """The unit of a one-target model's target; None for a multitask model."""
+        return None if self.multitask else self.units[0]
 
 
 def _test_metrics(directory: Path) -> dict[str, float]:
@@ -60,17 +77,15 @@ def load_model(directory: Path) -> ServedModel:
     predictor = Predictor.from_pretrained(directory)
     _warm(predictor)
     config = predictor.config
-    if len(predictor.target_names) != 1:
-        raise ValueError(
-            f"{directory}: the service serves single-target models, this one has "
-            f"{predictor.target_names}"
-        )
+    targets = tuple(predictor.target_names)
+    units = tuple(config.task.units or ())
+    units = tuple(str(units[i] or "") if i < len(units) else "" for i in range(len(targets)))
     return ServedModel(
         name=directory.name,
         predictor=predictor,
         task=config.task.task_type,
-        target=predictor.target_names[0],
-        unit=(config.task.units or ("",))[0] or "",
+        targets=targets,
+        units=units,
         version=config.version,
         test_metrics=_test_metrics(directory),
         card=read_card(directory),

@@ -127,6 +127,7 @@ def summary(model: ServedModel) -> dict:
         "task": model.task,
         "target": model.target,
         "unit": model.unit,
+        "targets": [{"name": t, "unit": u} for t, u in zip(model.targets, model.units)],
         "version": model.version,
         "n_members": model.n_members,
         "test_metrics": model.test_metrics,

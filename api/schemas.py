@@ -240,11 +240,24 @@ class PanelSummary(BaseModel):
     )
 
 
+class TargetInfo(BaseModel):
+    """One target a model predicts."""
+
+    name: str
+    unit: str = Field(description="its unit (empty where none is recorded)")
+
+
 class ModelSummary(BaseModel):
     name: str
     task: str
-    target: str
-    unit: str
+    target: str | None = Field(
+        description="the model's target; null for a multitask model (several targets: see "
+        "targets; POST /v1/predict answers it with the panel response, one endpoint per target)"
+    )
+    unit: str | None = Field(description="the target's unit; null for a multitask model")
+    targets: list[TargetInfo] = Field(
+        description="every target the model predicts, with its unit, in output order"
+    )
     version: str
     n_members: int
     test_metrics: dict[str, float] = Field(default_factory=dict)

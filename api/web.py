@@ -10,7 +10,12 @@ answered at once, with the same bytes, without a worker.
 
 The page is a client of the public API: its JavaScript (``api/static/web.js``) sends small
 inputs to ``POST /v1/predict`` and inputs of more than ``MOLPROP_WEB_JOB_ROWS`` rows to
-``POST /v1/jobs``, polling ``GET /v1/jobs/{id}`` for the progress bar. Everything the caller
+``POST /v1/jobs``, polling ``GET /v1/jobs/{id}`` for the progress bar. A panel (``GET
+/v1/panels``) or a multitask model is answered by ``POST /v1/predict`` (the panel response, a
+request per ``MOLPROP_WEB_JOB_ROWS`` rows) and shown as the panel view: every endpoint with its
+unit, interval, domain flag and percentile among approved drugs, a radar plot of the
+percentiles (an inline SVG the script draws), the physchem block and alerts of a molecule, and
+a CSV of the panel's columns (those of ``molprop predict --model <panel>``). Everything the caller
 typed or uploaded is inserted as text (``textContent``), never as HTML; the page's
 Content-Security-Policy allows scripts and styles from this origin only, so even a bug there
 would not run injected code. Nothing is loaded from outside the machine. Clicking a predicted
@@ -46,12 +51,14 @@ from markupsafe import Markup
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from api.panel import panel_summaries
 from api.registry import ServedModel
-from api.routes import get_settings, summary
+from api.routes import get_panels, get_settings, summary
 from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.settings import ENV_PREFIX, Settings
 from molprop.errors import InvalidInputError
 from molprop.inference import molecule_svg
+from molprop.inference.panel import PHYSCHEM_COLUMNS
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = Jinja2Templates(directory=HERE / "templates")
@@ -148,8 +155,16 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
         # the model directory's models first: the first is the form's default, which a
         # published (fine-tuned) model never becomes while there is another
         served = [] if models is None else sorted(models.values(), key=_page_order)
+        # panels named like a model are answered as that model (the API's rule): not listed
+        panels = [
+            p.model_dump()
+            for p in panel_summaries(get_panels(request), models or {})
+            if p.name not in (models or {})
+        ]
         config = {
             "models": [{**summary(m), "domain_threshold": _threshold(m)} for m in served],
+            "panels": panels,
+            "physchemColumns": list(PHYSCHEM_COLUMNS),
             "jobRows": min(web.job_rows, settings.max_batch),
             "tableRows": web.table_rows,
             "pollMs": web.poll_ms,
@@ -160,6 +175,7 @@ def web_router(web: WebSettings | None = None) -> APIRouter:
             "index.html",
             {
                 "models": served,
+                "panels": panels,
                 "cards": {m.name: card_html(m.card) for m in served},
                 "config": config,
                 "loading": models is None,

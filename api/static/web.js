@@ -2,6 +2,11 @@
 // progress bar (GET /v1/jobs/{id}), then GET /v1/jobs/{id}/results (CSV; a page at a time
 // with ?offset=&limit= when the job has more rows than a table page). A predicted row's
 // per-atom picture comes from POST /v1/explain and is shown as an <img> from a blob: URL.
+// A panel (several models at once, GET /v1/panels) or a multitask model is answered by
+// POST /v1/predict with the panel response and shown as the panel view: a table of the rows,
+// a molecule's profile (every endpoint with unit, interval, domain flag and percentile among
+// approved drugs; a radar plot of the percentiles drawn here as inline SVG; physchem and
+// alerts) and a CSV of the panel's columns.
 // Everything from the user or the server is inserted with textContent, never as HTML.
 "use strict";
 
@@ -22,6 +27,8 @@
     // a job larger than a page: {id, columns, total}; its pages come from
     // GET /v1/jobs/{id}/results?offset=&limit= and state.rows is the page shown
     remote: null,
+    // the panel view's results: {view, rows (the API's panel results), interval, units}
+    panel: null,
   };
 
   // ------------------------------------------------------------------ helpers
@@ -42,6 +49,20 @@
   function selectedModel() {
     const name = $("model").value;
     return config.models.find((m) => m.name === name);
+  }
+
+  // what the panel view shows for the choice: a panel, or a multitask model (a panel of that
+  // one model: one endpoint per target); null for a one-target model
+  function selectedPanel() {
+    const name = $("model").value;
+    const model = selectedModel();
+    if (model) {
+      if (!model.targets || model.targets.length < 2) return null;
+      const endpoints = model.targets.map((t) => ({ target: t.name, unit: t.unit, model: model.name, task: model.task }));
+      return { name, kind: "model", endpoints };
+    }
+    const panel = (config.panels || []).find((p) => p.name === name);
+    return panel ? { name, kind: "panel", endpoints: panel.endpoints } : null;
   }
 
   function smilesColumn() {
@@ -339,6 +360,8 @@
   }
 
   function showResults(rows, total, model, note, level, remote = null) {
+    $("panel-results").hidden = true;
+    state.panel = null;
     state.remote = remote;
     state.rows = rows;
     state.total = total;
@@ -603,6 +626,279 @@
     return state.rows.find((r) => String(r.index) === tr.dataset.index) || null;
   }
 
+  // -------------------------------------------------------------- panel view
+
+  // POST /v1/predict with the panel (or multitask model) for every row: config.jobRows rows a
+  // request (halved while the service answers 413: the work of a panel counts every model)
+  async function runPanel(input, view) {
+    const level = intervalLevel();
+    const n = input.smiles.length;
+    const rows = [];
+    let size = config.jobRows;
+    let data = null;
+    for (let start = 0; start < n; ) {
+      const end = Math.min(n, start + size);
+      if (n > end - start) message(`Working… rows ${start + 1}–${end} of ${n}`, "");
+      const body = { model: view.name, smiles: input.smiles.slice(start, end), interval: level };
+      if (input.ids) body.ids = input.ids.slice(start, end);
+      const response = await fetch("/v1/predict", {
+        method: "POST",
+        headers: headers({ "Content-Type": "application/json" }),
+        body: JSON.stringify(body),
+      });
+      if (response.status === 413 && end - start > 1) {
+        size = Math.ceil((end - start) / 2);
+        continue;
+      }
+      if (!response.ok) throw new Error(await errorText(response));
+      data = await response.json();
+      for (const r of data.results) rows.push(Object.assign({}, r, { index: start + r.index }));
+      start = end;
+    }
+    state.csv = null;
+    state.job = null;
+    showPanel(view, rows, data, input.note);
+    const failed = rows.filter((r) => r.status !== "ok").length;
+    message(failed ? `${failed} of ${rows.length} rows could not be predicted: see their status and error.` : "Done.", failed ? "warn" : "ok");
+  }
+
+  const ENDPOINT_SUFFIXES = ["_unit", "_std", "_low", "_high", "_percentile", "_in_domain", "_similarity"];
+
+  function yesNo(v) {
+    return v === null || v === undefined ? "" : v ? "yes" : "no";
+  }
+
+  function ordinal(n) {
+    const suffix = ["th", "st", "nd", "rd"];
+    const v = n % 100;
+    return `${n}${suffix[(v - 20) % 10] || suffix[v] || suffix[0]}`;
+  }
+
+  function label(e) {
+    return e.unit ? `${e.target} (${e.unit})` : e.target;
+  }
+
+  function showPanel(view, rows, data, note) {
+    $("results").hidden = true;
+    explained++;
+    // the endpoints as the service answered them (every row has all of them, in panel order)
+    const endpoints = rows.length ? rows[0].endpoints.map((e) => ({ target: e.target, unit: e.unit, model: e.model })) : view.endpoints;
+    state.panel = { view, rows, endpoints, interval: data ? data.interval : null, units: data ? data.physchem_units : {} };
+    const ok = rows.filter((r) => r.status === "ok").length;
+    const what = view.kind === "panel" ? `panel ${view.name}` : `model ${view.name}`;
+    const text = `${rows.length} rows, ${ok} ok, ${rows.length - ok} failed; ${what}, ${endpoints.length} endpoints.`;
+    $("panel-title").textContent = view.kind === "panel" ? `Panel ${view.name}` : `${view.name}: every target`;
+    $("panel-summary").textContent = note ? `${text} ${note}` : text;
+    $("panel-interval-header").textContent = `Interval (${state.panel.interval === null ? "none" : percent(state.panel.interval)})`;
+    $("panel-results").hidden = false;
+    const table = $("panel-table");
+    table.hidden = rows.length === 1;
+    $("panel-detail").hidden = true;
+    if (rows.length === 1) {
+      showProfile(rows[0]);
+      return;
+    }
+    const head = table.querySelector("thead tr");
+    head.replaceChildren();
+    for (const name of ["#", "ID", "SMILES", "Status", ...endpoints.map(label), "Error"]) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = name;
+      head.appendChild(th);
+    }
+    const tbody = table.querySelector("tbody");
+    tbody.replaceChildren();
+    const shown = rows.slice(0, config.tableRows);
+    for (const r of shown) {
+      const tr = document.createElement("tr");
+      tr.dataset.index = String(r.index);
+      tr.dataset.status = r.status;
+      tr.className = `status-${r.status === "ok" || r.status === "unsupported" ? r.status : "failed"} profile-row`;
+      tr.tabIndex = 0;
+      tr.title = "click: this molecule's whole profile";
+      cell(tr, String(r.index + 1), "num");
+      cell(tr, r.id === null || r.id === undefined ? "" : String(r.id), "id");
+      cell(tr, r.smiles, "smiles");
+      cell(tr, r.status, "status");
+      for (const e of r.endpoints) {
+        const td = cell(tr, fmt(e.value), "num endpoint");
+        td.dataset.target = e.target;
+        if (e.value !== null) td.dataset.value = String(e.value);
+        if (e.percentile !== null && e.percentile !== undefined) {
+          td.dataset.percentile = String(e.percentile);
+          const pct = document.createElement("span");
+          pct.className = "percentile";
+          pct.textContent = `${ordinal(Math.round(e.percentile))} pct`;
+          td.appendChild(pct);
+        }
+        if (e.status !== "ok" && e.error) td.title = e.error;
+      }
+      cell(tr, r.error || "", "error");
+      tbody.appendChild(tr);
+    }
+    if (rows.length > shown.length) {
+      $("panel-summary").textContent += ` The table shows the first ${shown.length} rows; Download CSV has all of them.`;
+    }
+  }
+
+  // one molecule's profile: its endpoints, the radar plot, physchem and alerts
+  function showProfile(r) {
+    const detail = $("panel-detail");
+    detail.hidden = false;
+    detail.dataset.index = String(r.index);
+    for (const tr of $("panel-table").querySelectorAll("tbody tr")) {
+      tr.classList.toggle("selected", tr.dataset.index === String(r.index));
+    }
+    const why = r.status === "ok" ? "" : ` (${r.status}${r.error ? `: ${r.error}` : ""})`;
+    $("panel-detail-title").textContent = `Profile of row ${r.index + 1}`;
+    $("panel-detail-text").textContent = `${r.smiles}${why}`;
+    const tbody = $("panel-endpoints").querySelector("tbody");
+    tbody.replaceChildren();
+    for (const e of r.endpoints) {
+      const tr = document.createElement("tr");
+      tr.dataset.target = e.target;
+      tr.dataset.status = e.status;
+      tr.className = `status-${e.status === "ok" || e.status === "unsupported" ? e.status : "failed"}`;
+      cell(tr, e.target, "target");
+      cell(tr, e.model, "model");
+      const value = cell(tr, fmt(e.value), "num value");
+      if (e.value !== null) value.dataset.value = String(e.value);
+      cell(tr, e.unit, "unit");
+      cell(tr, e.low === null || e.low === undefined ? "" : `${fmt(e.low)} – ${fmt(e.high)}`, "num interval");
+      const similar = typeof e.similarity === "number" ? ` (${e.similarity.toFixed(2)})` : "";
+      cell(tr, e.in_domain === null || e.in_domain === undefined ? "" : `${yesNo(e.in_domain)}${similar}`, "domain");
+      const pct = cell(tr, e.percentile === null || e.percentile === undefined ? "" : e.percentile.toFixed(1), "num percentile");
+      if (e.percentile !== null && e.percentile !== undefined) pct.dataset.percentile = String(e.percentile);
+      cell(tr, e.status === "ok" ? "ok" : `${e.status}${e.error ? `: ${e.error}` : ""}`, "status");
+      tbody.appendChild(tr);
+    }
+    $("panel-radar").replaceChildren(radar(r.endpoints));
+    showPhyschem(r.physchem);
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+
+  function svg(name, attrs, text) {
+    const el = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, String(v));
+    if (text !== undefined) el.textContent = text;
+    return el;
+  }
+
+  // the radar plot: one axis per endpoint, radius = its percentile among approved drugs
+  // (0 at the centre, 100 at the rim); an endpoint without one is labelled n/a, no point
+  function radar(endpoints) {
+    // room for the labels: up to ~26 characters beside the plot, a line above and below
+    const R = 140;
+    const width = 2 * (R + 180);
+    const height = 2 * (R + 36);
+    const cx = width / 2;
+    const c = height / 2;
+    const n = endpoints.length;
+    const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", class: "radar" });
+    plot.dataset.axes = String(n);
+    plot.appendChild(svg("title", {}, `Percentile among approved drugs of each of ${n} endpoints`));
+    const angle = (i) => -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
+    const at = (i, r) => [cx + r * Math.cos(angle(i)), c + r * Math.sin(angle(i))];
+    const points = (list) => list.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" ");
+    for (const p of [25, 50, 75, 100]) {
+      const r = (R * p) / 100;
+      const ring = n >= 3
+        ? svg("polygon", { points: points(endpoints.map((_, i) => at(i, r))), class: "radar-ring" })
+        : svg("circle", { cx, cy: c, r, class: "radar-ring" });
+      plot.appendChild(ring);
+      plot.appendChild(svg("text", { x: cx + 4, y: c - r + 11, class: "radar-scale" }, String(p)));
+    }
+    const shape = [];
+    endpoints.forEach((e, i) => {
+      const [x, y] = at(i, R);
+      const axis = svg("line", { x1: cx, y1: c, x2: x.toFixed(1), y2: y.toFixed(1), class: "radar-axis" });
+      axis.dataset.target = e.target;
+      plot.appendChild(axis);
+      const has = typeof e.percentile === "number";
+      const [lx, ly] = at(i, R + 16);
+      const cos = Math.cos(angle(i));
+      const anchor = cos > 0.3 ? "start" : cos < -0.3 ? "end" : "middle";
+      const text = svg("text", { x: lx.toFixed(1), y: (ly + 4).toFixed(1), "text-anchor": anchor, class: "radar-label" },
+        has ? e.target : `${e.target} (n/a)`);
+      text.dataset.target = e.target;
+      plot.appendChild(text);
+      if (has) shape.push([i, at(i, (R * Math.max(0, Math.min(100, e.percentile))) / 100), e]);
+    });
+    if (shape.length >= 2) {
+      plot.appendChild(svg("polygon", { points: points(shape.map(([, xy]) => xy)), class: "radar-area" }));
+    }
+    for (const [, [x, y], e] of shape) {
+      const dot = svg("circle", { cx: x.toFixed(1), cy: y.toFixed(1), r: 4, class: "radar-point" });
+      dot.dataset.target = e.target;
+      dot.dataset.percentile = String(e.percentile);
+      dot.appendChild(svg("title", {}, `${e.target}: percentile ${e.percentile.toFixed(1)} among approved drugs`));
+      plot.appendChild(dot);
+    }
+    return plot;
+  }
+
+  function showPhyschem(physchem) {
+    const block = $("panel-physchem");
+    block.hidden = !physchem;
+    if (!physchem) return;
+    const units = (state.panel && state.panel.units) || {};
+    const tbody = $("panel-properties").querySelector("tbody");
+    tbody.replaceChildren();
+    for (const [name, value] of Object.entries(physchem.properties)) {
+      const tr = document.createElement("tr");
+      tr.dataset.property = name;
+      cell(tr, name.replace(/_/g, " "), "property");
+      cell(tr, value === null ? "" : Number.isInteger(value) ? String(value) : fmt(value), "num");
+      cell(tr, units[name] || "", "unit");
+      tbody.appendChild(tr);
+    }
+    const rules = $("panel-rules");
+    rules.replaceChildren();
+    for (const [name, value] of Object.entries(physchem.rules)) {
+      const li = document.createElement("li");
+      li.dataset.rule = name;
+      li.textContent = `${name.replace(/_/g, " ")}: ${typeof value === "boolean" ? yesNo(value) : value === null ? "" : value}`;
+      rules.appendChild(li);
+    }
+    const alerts = $("panel-alerts");
+    alerts.replaceChildren();
+    for (const [name, found] of Object.entries(physchem.alerts)) {
+      const li = document.createElement("li");
+      li.dataset.alerts = name;
+      li.textContent = `${name.toUpperCase()}: ${found.length ? found.join(", ") : "none"}`;
+      alerts.appendChild(li);
+    }
+  }
+
+  // the panel's table as `molprop predict --model <panel>` writes it: id, smiles, the row's
+  // status, every endpoint's eight columns, then the physchem block (config.physchemColumns)
+  function panelCsv(panel) {
+    const targets = panel.endpoints.map((e) => e.target);
+    const head = ["id", "smiles", "standardized_smiles", "status", "error",
+      ...targets.flatMap((t) => [t, ...ENDPOINT_SUFFIXES.map((s) => t + s)]), ...config.physchemColumns];
+    const truth = (v) => (v === null || v === undefined ? "" : v ? "True" : "False");
+    const lines = [head.map(csvField).join(",")];
+    for (const r of [...panel.rows].sort((a, b) => a.index - b.index)) {
+      const cells = [r.id, r.smiles, r.standardized_smiles, r.status, r.error];
+      for (const e of r.endpoints) {
+        cells.push(e.value, e.unit, e.std, e.low, e.high, e.percentile, truth(e.in_domain), e.similarity);
+      }
+      const p = r.physchem;
+      for (const column of config.physchemColumns) {
+        if (!p) cells.push(null);
+        else if (column === "described_smiles") cells.push(p.described_smiles);
+        else if (column in p.properties) cells.push(p.properties[column]);
+        else if (column in p.rules) cells.push(typeof p.rules[column] === "boolean" ? truth(p.rules[column]) : p.rules[column]);
+        else if (column === "n_alerts") cells.push(Object.values(p.alerts).reduce((n, a) => n + a.length, 0));
+        else if (column.endsWith("_alerts")) cells.push((p.alerts[column.slice(0, -7)] || []).join("; "));
+        else cells.push(null);
+      }
+      lines.push(cells.map(csvField).join(","));
+    }
+    return lines.join("\n") + "\n";
+  }
+
   // ------------------------------------------------------------------ events
 
   async function onSubmit(event) {
@@ -612,8 +908,13 @@
     form.setAttribute("aria-busy", "true");
     message("Working…", "");
     try {
+      const panel = selectedPanel();
       const model = selectedModel();
       const input = await readInput();
+      if (panel) {
+        await runPanel(input, panel);
+        return;
+      }
       const small = input.smiles.length <= config.jobRows;
       if (!(small && (await predictSmall(input, model)))) await submitJob(input, model);
     } catch (err) {
@@ -635,10 +936,14 @@
       }
       text = await response.text();
     } else text = state.csv !== null ? state.csv : resultsCsv(state.rows, model.target);
+    saveCsv(text, state.job ? `molprop_${model.name}_job_${state.job}.csv` : `molprop_${model.name}.csv`);
+  }
+
+  function saveCsv(text, name) {
     const blob = new Blob([text], { type: "text/csv" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    a.download = state.job ? `molprop_${model.name}_job_${state.job}.csv` : `molprop_${model.name}.csv`;
+    a.download = name;
     document.body.appendChild(a);
     a.click();
     a.remove();
@@ -653,6 +958,25 @@
   form.addEventListener("submit", onSubmit);
   $("model").addEventListener("change", showCard);
   $("download").addEventListener("click", download);
+  $("panel-download").addEventListener("click", () => {
+    if (state.panel) saveCsv(panelCsv(state.panel), `molprop_${state.panel.view.name}_panel.csv`);
+  });
+  const panelBody = $("panel-table").querySelector("tbody");
+  const panelRowOf = (event) => {
+    const tr = event.target.closest("tr[data-index]");
+    return tr && state.panel ? state.panel.rows.find((r) => String(r.index) === tr.dataset.index) : null;
+  };
+  panelBody.addEventListener("click", (event) => {
+    const r = panelRowOf(event);
+    if (r) showProfile(r);
+  });
+  panelBody.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    const r = panelRowOf(event);
+    if (!r) return;
+    event.preventDefault();
+    showProfile(r);
+  });
   $("clear-file").addEventListener("click", () => {
     $("csv-file").value = "";
   });

@@ -126,7 +126,9 @@ class Panel:
                     f"{predictor.low_columns} per row, which a panel does not take"
                 )
             task = predictor.config.task
-            for target, unit in zip(task.target_names, task.units):
+            units = list(task.units)[: len(task.target_names)]
+            units += [""] * (len(task.target_names) - len(units))  # none recorded: ""
+            for target, unit in zip(task.target_names, units):
                 if target in owner:
                     where = "twice" if owner[target] == model else f"and by {owner[target]!r}"
                     raise ConfigError(
