@@ -96,7 +96,7 @@ def groups() -> dict[str, AdmetGroup]:
                 "admet_regression",
                 _group_endpoints("regression"),
                 "regression",
-                15,
+                10,
                 "estimating physicochemical, distribution, clearance, CYP-inhibition and "
                 "acute-toxicity values of drug-like molecules",
             ),
