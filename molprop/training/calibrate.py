@@ -304,10 +304,15 @@ def recalibrate(
     retrained with the model's recipe on scaffold folds of it
     (:func:`molprop.training.cv_calibrate.fit_cross_validated`); the weights still never change.
     """
-    from molprop.artifact.calibration import next_version, set_version
     from molprop.artifact.card import refresh_card_calibration
     from molprop.artifact.resolve import MODEL_NAME, resolve_model
-    from molprop.artifact.store import load_config, read_metrics, write_metrics
+    from molprop.artifact.store import (
+        load_config,
+        next_version,
+        read_metrics,
+        set_version,
+        write_metrics,
+    )
     from molprop.training.train import TableSpec, load_table
 
     src = resolve_model(model)
