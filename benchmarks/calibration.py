@@ -45,8 +45,9 @@ from rdkit import Chem, RDLogger
 from molprop.artifact.calibration import DIFFICULTIES, Calibration, ConformalTarget
 from molprop.inference import Predictor
 from molprop.pretrained_recipes import HARTREE_EV, PRETRAINED, RECIPES, load_data, split_sets
-from molprop.training.calibrate import LabelledSet, fit_on, measure, raw_predictions
+from molprop.training.calibrate import fit_on, measure, raw_predictions
 from molprop.training.metrics import interval_metrics
+from molprop.training.tables import LabelledSet
 
 REPO = Path(__file__).resolve().parents[1]
 OUT_JSON = REPO / "benchmarks" / "results" / "calibration.json"

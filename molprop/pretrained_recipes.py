@@ -466,7 +466,7 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
 
 
 def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")):
-    """One :class:`~molprop.training.calibrate.LabelledSet` per entry of ``parts`` (default:
+    """One :class:`~molprop.training.tables.LabelledSet` per entry of ``parts`` (default:
     validation, test) of the model in ``out``: the rows its ``split.csv`` puts there (an entry
     ``"train+val"`` joins parts), read from the recipe's data with the model's featuriser and
     the training table loader (the SMILES are checked against ``split.csv``; a structure
@@ -477,8 +477,7 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
 
     from molprop.artifact.store import load_config
     from molprop.io.table import read_table
-    from molprop.training.calibrate import table_set
-    from molprop.training.train import TableSpec, load_table
+    from molprop.training.tables import TableSpec, load_table, table_set
 
     config = load_config(out)
     split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})

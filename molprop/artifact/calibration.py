@@ -779,24 +779,6 @@ class Calibration:
             raise ArtifactError(f"corrupt calibration {path}: {exc}") from exc
 
 
-def next_version(version: str) -> str:
-    """The version after ``version``: ``"1"`` -> ``"2"``; not an integer: ``"<v>.1"``."""
-    try:
-        return str(int(version) + 1)
-    except ValueError:
-        return f"{version}.1"
-
-
-def set_version(directory: str | Path, version: str) -> None:
-    """Rewrite the artifact's ``config.json`` with ``version`` (nothing else changes)."""
-    from dataclasses import replace
-
-    from molprop.artifact.store import CONFIG_NAME, load_config
-
-    config = replace(load_config(directory), version=version)
-    (Path(directory) / CONFIG_NAME).write_text(json.dumps(config.to_dict(), indent=2))
-
-
 def fit_calibration(
     task_type: str,
     names: Sequence[str],
@@ -848,8 +830,6 @@ __all__ = [
     "PlattTarget",
     "check_level",
     "fit_calibration",
-    "next_version",
     "novelty_from_similarity",
     "select_beta",
-    "set_version",
 ]

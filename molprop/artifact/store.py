@@ -53,7 +53,7 @@ def save_artifact(
     directory.mkdir(parents=True, exist_ok=True)
     if len(members) != config.n_members:
         raise ArtifactError(f"config says {config.n_members} members, got {len(members)}")
-    (directory / CONFIG_NAME).write_text(json.dumps(config.to_dict(), indent=2))
+    write_config(directory, config)
     for i, model in enumerate(members):
         path = member_path(directory, i)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,6 +80,26 @@ def load_config(directory: str | Path) -> ArtifactConfig:
         raise ArtifactError(f"corrupt {path}: {exc!r}") from exc
 
 
+def write_config(directory: str | Path, config: ArtifactConfig) -> Path:
+    """Write ``config`` as the ``config.json`` of the artifact ``directory``."""
+    path = Path(directory) / CONFIG_NAME
+    path.write_text(json.dumps(config.to_dict(), indent=2))
+    return path
+
+
+def next_version(version: str) -> str:
+    """The version after ``version``: ``"1"`` -> ``"2"``; not an integer: ``"<v>.1"``."""
+    try:
+        return str(int(version) + 1)
+    except ValueError:
+        return f"{version}.1"
+
+
+def set_version(directory: str | Path, version: str) -> None:
+    """Rewrite the artifact's ``config.json`` with ``version`` (nothing else changes)."""
+    write_config(directory, replace(load_config(directory), version=version))
+
+
 def rename_targets(directory: str | Path, names: Sequence[str]) -> ArtifactConfig:
     """Give the model's targets new ``names`` (same order): the config (the old names kept as
     ``former_names``, still accepted for a deprecation period), the calibration's per-target
@@ -94,7 +114,7 @@ def rename_targets(directory: str | Path, names: Sequence[str]) -> ArtifactConfi
     mapping = dict(zip(old, names))
     task = replace(config.task, target_names=tuple(names), former_names=old)
     config = replace(config, task=task)
-    (directory / CONFIG_NAME).write_text(json.dumps(config.to_dict(), indent=2))
+    write_config(directory, config)
     calibration = Calibration.load(directory)
     if calibration is not None:
         targets = {mapping.get(k, k): v for k, v in calibration.targets.items()}

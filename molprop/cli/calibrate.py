@@ -75,7 +75,7 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from molprop.training.calibrate import recalibrate
+    from molprop.training.recalibrate import recalibrate
 
     cv = None
     if args.cv_data is not None:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from molprop.errors import ConfigError
     from molprop.training.hpopt import SearchRequest, SearchSpace, run_search
     from molprop.training.hpopt_report import best_preset
-    from molprop.training.train import SplitSpec, TableSpec
+    from molprop.training.tables import SplitSpec, TableSpec
 
     space = SearchSpace()
     if args.space is not None:

@@ -77,21 +77,20 @@ _REGISTRY: dict[str, Any] = {"2d": Graph2DFeaturizer}
 
 
 def register_featurizer(kind: str, factory: Any) -> None:
-    """Make ``kind`` available to :func:`build_featurizer` (used by the 3D path)."""
+    """Make ``kind`` available to :func:`build_featurizer`."""
     _REGISTRY[kind] = factory
 
 
 def build_featurizer(config: FeaturizerConfig) -> Any:
     """Instantiate the featuriser that ``config`` describes."""
-    if config.kind not in _REGISTRY:
-        # The 3D featurisers register themselves on import.
-        try:
-            import molprop.featurize.graph3d  # noqa: F401
-        except ImportError:
-            pass
+    if config.kind == "3d" and "3d" not in _REGISTRY:
+        # loaded when first asked for (conformers, neighbour lists)
+        from molprop.featurize.graph3d import Graph3DFeaturizer
+
+        _REGISTRY["3d"] = Graph3DFeaturizer
     if config.kind not in _REGISTRY:
         raise ConfigError(
-            f"unknown featurizer kind {config.kind!r}; choose one of {sorted(_REGISTRY)}"
+            f"unknown featurizer kind {config.kind!r}; choose one of {sorted({*_REGISTRY, '3d'})}"
         )
     current = FEATURIZER_VERSIONS.get(config.kind, 1)
     key = (config.kind, config.resolved_version)

@@ -63,7 +63,6 @@ from molprop.chem.perceive import (
 )
 from molprop.chem.structures import Structure3D, to_structure
 from molprop.errors import ConfigError, InvalidInputError
-from molprop.featurize import register_featurizer
 from molprop.featurize.atoms import atom_feature_dim, atom_feature_matrix, one_hot
 from molprop.featurize.bonds import bond_feature_dim, bond_feature_matrix
 from molprop.featurize.gaussian import gaussian_basis
@@ -339,6 +338,3 @@ def _take_atoms(s: Structure3D, keep: np.ndarray) -> Structure3D:
 
 def _drop_hydrogens(s: Structure3D) -> Structure3D:
     return _take_atoms(s, _heavy_indices(s.numbers))  # H2 keeps its hydrogens
-
-
-register_featurizer("3d", Graph3DFeaturizer)

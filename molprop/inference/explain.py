@@ -43,7 +43,8 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from pathlib import Path
+from typing import Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -53,18 +54,17 @@ from rdkit import Chem
 from rdkit.Chem import Draw
 from rdkit.Chem.Draw import SimilarityMaps, rdMolDraw2D
 
+from molprop.artifact.config import ArtifactConfig
 from molprop.chem.smiles import MAX_SMILES_LENGTH, parse_smiles, smiles_length_limit
 from molprop.chem.standardize import standardize
 from molprop.data.batch import GraphBatch, collate_graphs
 from molprop.errors import ConfigError, InvalidInputError, PredictionCancelled
 from molprop.graph import MolGraph
 from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
+from molprop.inference.screen import ScreenedFeaturizer
 from molprop.io.table import featurize_rows
 from molprop.models.model import MolPropModel
 from molprop.models.predict import default_device
-
-if TYPE_CHECKING:
-    from molprop.inference.predictor import Predictor
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,41 @@ RTOL = 0.01
 ATOL = 1e-4
 #: Padded tokens of one forward pass over interpolation steps (copies of one molecule).
 STEP_TOKENS = 8192
+
+
+class Explainable(Protocol):
+    """What explaining takes from a loaded model (a :class:`molprop.inference.Predictor`, whose
+    ``explain`` calls :func:`explain` with itself): its artifact's directory and config, its
+    ensemble members, its featuriser and the screened one (standardisation, element checks),
+    and its own predictions and augmented inputs. Typed by what it offers, so that this module
+    needs nothing of the predictor's."""
+
+    @property
+    def directory(self) -> Path: ...
+
+    @property
+    def config(self) -> ArtifactConfig: ...
+
+    @property
+    def members(self) -> Sequence[MolPropModel]: ...
+
+    @property
+    def featurizer(self) -> Callable[[Chem.Mol], MolGraph]: ...
+
+    @property
+    def screened(self) -> ScreenedFeaturizer: ...
+
+    @property
+    def target_names(self) -> list[str]: ...
+
+    def augment_features(self, graphs: Sequence[MolGraph]) -> np.ndarray | None: ...
+
+    def predict_graphs(
+        self,
+        items: Sequence[MolGraph | Exception],
+        batch_size: int = 256,
+        device: torch.device | None = None,
+    ) -> pd.DataFrame: ...
 
 
 @dataclass(frozen=True)
@@ -359,7 +394,7 @@ def explainable_copy(member: MolPropModel) -> MolPropModel:
 # --------------------------------------------------------------------------- molecules
 
 
-def _target_column(predictor: Predictor, target: str | None) -> tuple[int, str]:
+def _target_column(predictor: Explainable, target: str | None) -> tuple[int, str]:
     names = predictor.target_names
     if target is None:
         return 0, names[0]
@@ -368,7 +403,7 @@ def _target_column(predictor: Predictor, target: str | None) -> tuple[int, str]:
 
 
 def explain_graph(
-    predictor: Predictor,
+    predictor: Explainable,
     graph: MolGraph,
     mol: Chem.Mol,
     smiles: str,
@@ -443,7 +478,7 @@ def explain_graph(
 
 
 def explain(
-    predictor: Predictor,
+    predictor: Explainable,
     smiles: Sequence[str] | str,
     *,
     target: str | None = None,

@@ -1,20 +1,21 @@
 """Calibrate an artifact and measure its calibration (see :mod:`molprop.artifact.calibration`).
 
 :func:`calibrate_artifact` fits the calibration on one labelled set (the validation split at
-train / fine-tune time and for the shipped models; the user's table for ``molprop calibrate``),
-writes ``calibration.json`` and, when a test set is given, measures it there: coverage and mean
+train / fine-tune time and for the shipped models), writes ``calibration.json`` and, when a test set is given, measures it there: coverage and mean
 width of the intervals overall and per domain bin (regression), ECE and Brier score before and
 after Platt scaling (classification). The predictions are the
 :class:`~molprop.inference.Predictor`'s own (ensemble mean, std, ``in_domain`` from the
 artifact's domain), uncalibrated. The test set is only ever predicted and scored, never passed to
 the fitting function (``tests/unit/training/test_calibrate.py`` checks this).
+
+:func:`fit_on`, :func:`raw_predictions`, :func:`measure`, :func:`summary` and
+:func:`store_calibration` are the steps, shared by :mod:`.cv_calibrate` (out-of-fold
+calibration) and :mod:`.recalibrate` (``molprop calibrate``: the user's table).
 """
 
 from __future__ import annotations
 
 import logging
-import shutil
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,45 +34,14 @@ from molprop.artifact.calibration import (
     fit_calibration,
     novelty_from_similarity,
 )
-from molprop.errors import ConfigError, DataError
-from molprop.graph import MolGraph
+from molprop.errors import ConfigError
 from molprop.inference import STATUS_OK, Predictor
-from molprop.io.table import MoleculeTable
 from molprop.training.metrics import brier, ece, interval_metrics
+from molprop.training.tables import LabelledSet
 
 log = logging.getLogger(__name__)
 #: levels reported in metrics.json and the card
 REPORT_LEVELS = (0.8, 0.9, 0.95)
-
-
-@dataclass(frozen=True)
-class LabelledSet:
-    """Molecules with labels: featurised ``items`` (a graph, or the Exception of a failed
-    row), their ``smiles`` (for the applicability domain; None for structures without one) and
-    ``targets`` (n, T), NaN for a missing label; ``low`` (n, T_low): the measured
-    low-fidelity labels a transfer model trained on them predicts from (else None)."""
-
-    items: Sequence[MolGraph | Exception]
-    smiles: Sequence[str] | None
-    targets: np.ndarray
-    low: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
-def table_set(
-    table: MoleculeTable, idx: Sequence[int] | np.ndarray, low: np.ndarray | None = None
-) -> LabelledSet:
-    """The rows ``idx`` of a featurised table (graphs, SMILES, targets; ``low``: the table's
-    (n, T_low) measured low-fidelity labels, or None)."""
-    idx = np.asarray(idx, dtype=np.int64)
-    return LabelledSet(
-        [table.graphs[i] for i in idx],
-        [table.smiles[i] for i in idx],
-        table.targets[idx],
-        None if low is None else np.asarray(low)[idx],
-    )
 
 
 @dataclass(frozen=True)
@@ -256,130 +226,12 @@ def store_calibration(
     return report
 
 
-@dataclass(frozen=True)
-class RecalibrateResult:
-    """What ``molprop calibrate`` did: the artifact written, its new version, the calibration
-    entry of its ``metrics.json``, and the table's rows used / rejected."""
-
-    directory: Path
-    version: str
-    report: dict[str, Any]
-    n_rows_used: int
-    n_rows_invalid: int
-
-
-def _writable_copy(src: Path, dest: Path) -> None:
-    if dest.exists() and any(dest.iterdir()):
-        raise ConfigError(f"--out {dest} exists and is not empty; choose a new directory")
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("logs"), dirs_exist_ok=True)
-    for path in [dest, *dest.rglob("*")]:  # shipped package data may be read-only
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-
-
-def recalibrate(
-    model: str | Path,
-    data: str | Path,
-    smiles_column: str = "smiles",
-    target_columns: Sequence[str] | None = None,
-    out: str | Path | None = None,
-    test_data: str | Path | None = None,
-    cv: Any = None,
-    difficulty: str = DEFAULT_DIFFICULTY,
-) -> RecalibrateResult:
-    """Recalibrate an existing model on a labelled table (e.g. an in-house assay) and write a
-    new version of the artifact; the weights are never touched.
-
-    With ``out``: the artifact is copied there (a new or empty directory; the original stays
-    as it was) and the copy is recalibrated. Without: ``model`` must be a path (not a name, so
-    a shipped model is never changed by accident) and is recalibrated in place; its previous
-    ``calibration.json`` is kept as ``calibration.v<old version>.json``. Either way the
-    ``version`` in ``config.json`` goes up by one, ``metrics.json`` gets the new
-    ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
-    fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
-    is used to fit. ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`
-    (the cross-validated fit uses ``"std"``).
-
-    ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
-    table the model was trained on (without its test rows), predicted out of fold by ensembles
-    retrained with the model's recipe on scaffold folds of it
-    (:func:`molprop.training.cv_calibrate.fit_cross_validated`); the weights still never change.
-    """
-    from molprop.artifact.calibration import next_version, set_version
-    from molprop.artifact.card import refresh_card_calibration
-    from molprop.artifact.resolve import MODEL_NAME, resolve_model
-    from molprop.artifact.store import load_config, read_metrics, write_metrics
-    from molprop.training.train import TableSpec, load_table
-
-    src = resolve_model(model)
-    if out is not None:
-        dest = Path(out)
-        if dest.resolve() == src.resolve():
-            raise ConfigError(
-                "--out is the model directory itself; leave --out out to recalibrate in place"
-            )
-        _writable_copy(src, dest)
-    else:
-        if isinstance(model, str) and MODEL_NAME.fullmatch(model):
-            raise ConfigError(
-                f"{model!r} is a model name ({src}): give --out DIR for the recalibrated copy, "
-                "or pass the artifact as a path (e.g. ./my_model) to recalibrate it in place"
-            )
-        dest = src
-    config = load_config(dest)
-    columns = list(target_columns or config.task.target_names)
-    if len(columns) != len(config.task.target_names):
-        raise DataError(
-            f"model predicts {len(config.task.target_names)} target(s) "
-            f"{list(config.task.target_names)}; got label columns {columns}"
-        )
-
-    def read(path: str | Path):
-        spec = TableSpec(path, smiles_column, columns, config.featurizer, "skip", False)
-        table = load_table(spec)
-        return table, table_set(table, np.arange(len(table)))
-
-    table, labelled = read(data)
-    predictor = Predictor.from_pretrained(dest)
-    cv_report = None
-    if cv is not None:
-        from molprop.training.cv_calibrate import fit_cross_validated
-
-        calibration, _, oof = fit_cross_validated(dest, labelled, cv, Path(data).name)
-        cv_report = oof.report
-    else:
-        fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
-        calibration = fit_on(predictor, labelled, fitted_on, difficulty)
-    previous = dest / CALIBRATION_NAME
-    if out is None and previous.exists():
-        previous.replace(dest / f"calibration.v{config.version}.json")
-    calibration.save(dest)
-    version = next_version(config.version)
-    set_version(dest, version)
-    report = summary(calibration)
-    if cv_report is not None:
-        report["cross_validation"] = cv_report
-    if test_data is not None:
-        _, test = read(test_data)
-        report["test"] = measure(calibration, Predictor.from_pretrained(dest), test)
-        report["test_data"] = str(test_data)
-    metrics = read_metrics(dest)
-    metrics["calibration"] = report
-    write_metrics(dest, metrics)
-    refresh_card_calibration(dest)
-    log.info("recalibrated %s (version %s): %s", dest, version, calibration.describe())
-    return RecalibrateResult(dest, version, report, len(table), len(table.invalid))
-
-
 __all__ = [
-    "LabelledSet",
     "RawPredictions",
-    "RecalibrateResult",
     "calibrate_artifact",
     "fit_on",
     "measure",
     "raw_predictions",
-    "recalibrate",
     "store_calibration",
     "summary",
-    "table_set",
 ]

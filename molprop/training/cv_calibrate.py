@@ -46,7 +46,7 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -63,13 +63,9 @@ from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdou
 from molprop.errors import ConfigError, DataError
 from molprop.inference import Predictor
 from molprop.models.predict import per_atom_counts
-from molprop.training.calibrate import (
-    LabelledSet,
-    raw_predictions,
-    store_calibration,
-)
+from molprop.training.calibrate import raw_predictions, store_calibration
 from molprop.training.fit import build_model, fit_ensemble
-from molprop.training.train import make_task, model_targets
+from molprop.training.tables import LabelledSet, make_task, model_targets, subset
 
 log = logging.getLogger(__name__)
 
@@ -165,17 +161,6 @@ def check_retrainable(config: ArtifactConfig) -> None:
             f"fine-tuned from {config.provenance.finetuned_from}: use `molprop calibrate "
             "--data` (a labelled table) instead"
         )
-
-
-def subset(data: LabelledSet, idx: Sequence[int] | np.ndarray) -> LabelledSet:
-    """The rows ``idx`` of ``data``."""
-    idx = np.asarray(idx, dtype=np.int64)
-    return LabelledSet(
-        [data.items[i] for i in idx],
-        None if data.smiles is None else [data.smiles[i] for i in idx],
-        np.asarray(data.targets)[idx],
-        None if data.low is None else np.asarray(data.low)[idx],
-    )
 
 
 @contextmanager
@@ -459,5 +444,4 @@ __all__ = [
     "check_retrainable",
     "fit_cross_validated",
     "out_of_fold",
-    "subset",
 ]

@@ -33,7 +33,7 @@ from molprop.models.config import (
     default_pair_rbf,
 )
 from molprop.training.fit import build_model, fit_member
-from molprop.training.train import (
+from molprop.training.tables import (
     SplitSpec,
     TableSpec,
     load_table,

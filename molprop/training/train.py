@@ -1,9 +1,11 @@
 """``molprop train``: table -> featurise -> split -> scale -> train N members -> artifact.
 
-The steps are public so that :mod:`molprop.transfer` reuses them with the arguments they need:
-:func:`load_table` (a :class:`TableSpec`), :func:`split_table` (a :class:`SplitSpec`),
-:func:`make_task` (the training targets and the task's description), and
-:func:`molprop.training.fit.fit_ensemble`. Runs return a :class:`TrainResult`.
+The steps are shared with :mod:`molprop.transfer` and the hyperparameter search, which call them
+with the arguments they need: :mod:`molprop.training.tables` (``load_table`` of a ``TableSpec``,
+``split_table`` of a ``SplitSpec``, ``make_task``: the training targets and the task's
+description) and :func:`molprop.training.fit.fit_ensemble`. Calibration is
+:mod:`.calibrate` (validation split) or :mod:`.cv_calibrate` (out of fold). Runs return a
+:class:`TrainResult`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,44 +24,27 @@ from molprop.artifact.card import write_card
 from molprop.artifact.config import ArtifactConfig, Provenance
 from molprop.artifact.domain import add_domain_to_artifact
 from molprop.artifact.store import save_artifact
-from molprop.data.loader import GraphDataset
-from molprop.data.scaling import TargetScaler
-from molprop.data.splits import Split, make_split
-from molprop.errors import ConfigError, DataError
-from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.io.table import MoleculeTable, load_molecule_table
+from molprop.data.splits import Split
+from molprop.errors import ConfigError
+from molprop.featurize import FeaturizerConfig
+from molprop.io.table import MoleculeTable
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.model import MolPropModel
-from molprop.models.predict import per_atom_counts
-from molprop.training.calibrate import calibrate_artifact, table_set
+from molprop.training.calibrate import calibrate_artifact
 from molprop.training.fit import build_model, evaluate_split, fit_ensemble, is_global_zero
+from molprop.training.tables import (
+    SplitSpec,
+    TableSpec,
+    load_table,
+    make_task,
+    split_table,
+    table_set,
+    training_datasets,
+    training_targets,
+)
 from molprop.training.warm_start import InitSource
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """A labelled table to read: the file (CSV, SDF, extxyz) or DataFrame, its SMILES and target
-    columns, the featuriser, and what to do with invalid rows (``skip``: report, ``error``)."""
-
-    data: str | Path | pd.DataFrame
-    smiles_column: str
-    target_columns: Sequence[str]
-    featurizer: FeaturizerConfig = field(default_factory=FeaturizerConfig)
-    invalid: str = "skip"
-    progress: bool = True
-
-
-@dataclass(frozen=True)
-class SplitSpec:
-    """How to split a table into train / val / test: ``kind`` random, scaffold or column (the
-    ``column`` holds the labels train / val / test), ``sizes`` the fractions, ``seed``."""
-
-    kind: str = "scaffold"
-    sizes: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    column: str | None = None
-    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -119,7 +103,7 @@ class TrainRequest:
 
     @property
     def table_spec(self) -> TableSpec:
-        """The table to read (:func:`load_table`)."""
+        """The table to read (:func:`~molprop.training.tables.load_table`)."""
         return TableSpec(
             self.data,
             self.smiles_column,
@@ -137,49 +121,8 @@ class TrainRequest:
 
     @property
     def split_spec(self) -> SplitSpec:
-        """How to split it (:func:`split_table`), seeded with ``train.seed``."""
+        """How to split it (:func:`~molprop.training.tables.split_table`), seeded with ``train.seed``."""
         return SplitSpec(self.split_type, self.split_sizes, self.split_column, self.train.seed)
-
-
-def load_table(request: TableSpec) -> MoleculeTable:
-    from molprop.chem.structures import is_structure_path
-    from molprop.io.structures import load_structure_table
-
-    featurizer = build_featurizer(request.featurizer)
-    if is_structure_path(request.data):  # SDF / extxyz records with their own coordinates
-        if request.featurizer.kind != "3d":
-            raise ConfigError(
-                f"{request.data} is a structure file: train on it with --featurizer 3d "
-                "(or give a CSV with a SMILES column)"
-            )
-        return load_structure_table(
-            request.data,
-            request.smiles_column,
-            request.target_columns,
-            featurizer,
-            invalid=request.invalid,
-            progress=request.progress,
-        )
-    return load_molecule_table(
-        request.data,
-        request.smiles_column,
-        request.target_columns,
-        featurizer.from_smiles,
-        invalid=request.invalid,
-        progress=request.progress,
-    )
-
-
-def split_table(table: MoleculeTable, spec: SplitSpec) -> Split:
-    column_values = None
-    if spec.kind == "column":
-        if table.frame is None or spec.column not in table.frame.columns:
-            raise DataError(f"split column {spec.column!r} not found")
-        column_values = table.frame[spec.column].iloc[table.rows].tolist()
-    split = make_split(spec.kind, table.smiles, spec.sizes, spec.seed, column_values)
-    if len(split.train) == 0:
-        raise DataError("the training split is empty")
-    return split
 
 
 def write_split(out: Path, table: MoleculeTable, split: Split) -> None:
@@ -188,47 +131,6 @@ def write_split(out: Path, table: MoleculeTable, split: Split) -> None:
     ).to_csv(out / "split.csv", index=False)
     if table.invalid:
         table.invalid_frame().to_csv(out / "invalid_rows.csv", index=False)
-
-
-def training_targets(table: MoleculeTable, per_atom: bool) -> np.ndarray:
-    return table.targets / per_atom_counts(table.graphs) if per_atom else table.targets
-
-
-def make_task(
-    train_targets: np.ndarray,
-    target_columns: Sequence[str],
-    task_type: str = "regression",
-    units: Sequence[str] = (),
-    per_atom: bool = False,
-) -> TaskConfig:
-    """The task with its target scaler fitted on ``train_targets`` (n_train, T) (identity for
-    classification, whose targets must be 0/1 or NaN); ``units`` default to blank."""
-    if task_type == "classification":
-        bad = ~np.isin(train_targets[np.isfinite(train_targets)], [0.0, 1.0])
-        if bad.any():
-            raise DataError("classification targets must be 0/1 (blank for missing)")
-        scaler = TargetScaler.identity(train_targets.shape[1])
-    else:
-        scaler = TargetScaler.fit(train_targets)
-    units = tuple(units) if units else ("",) * len(target_columns)
-    return TaskConfig(tuple(target_columns), task_type, units, scaler.mean, scaler.std, per_atom)
-
-
-def model_targets(task: TaskConfig, targets: np.ndarray) -> np.ndarray:
-    """Targets as the model learns them: scaled for regression, 0/1 for classification."""
-    if task.task_type == "classification":
-        return targets
-    return task.scaler.transform(targets)
-
-
-def training_datasets(
-    table: MoleculeTable, split: Split, task: TaskConfig
-) -> tuple[GraphDataset, GraphDataset]:
-    """(train, val) datasets with the targets the model learns."""
-    y = model_targets(task, training_targets(table, task.per_atom))
-    train = GraphDataset([table.graphs[i] for i in split.train], y[split.train])
-    val = GraphDataset([table.graphs[i] for i in split.val], y[split.val])
-    return train, val
 
 
 def evaluate_parts(members, table: MoleculeTable, split: Split, task: TaskConfig) -> dict:

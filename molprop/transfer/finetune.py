@@ -40,17 +40,18 @@ from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.io.table import MoleculeTable, parse_target
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.model import MolPropModel
-from molprop.training.calibrate import calibrate_artifact, table_set
+from molprop.training.calibrate import calibrate_artifact
 from molprop.training.fit import evaluate_split, fit_ensemble, is_global_zero
-from molprop.training.train import (
+from molprop.training.tables import (
     SplitSpec,
     TableSpec,
-    TrainResult,
     load_table,
     make_task,
     model_targets,
     split_table,
+    table_set,
 )
+from molprop.training.train import TrainResult
 from molprop.training.warm_start import init_from_pretrained
 from molprop.transfer.baselines import baseline_metrics, verdict
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions

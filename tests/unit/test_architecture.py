@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training",),
     ("transfer",),
     ("jobs",),
-    ("cli", "pretrained_recipes", "__init__"),
+    ("cli", "pretrained_recipes", "pretrained_admet", "__init__"),
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 #: what the service may use of molprop
@@ -160,6 +161,225 @@ def test_the_checker_sees_a_planted_upward_import(tmp_path, monkeypatch):
     found = layer_violations("molprop")
     assert any("inference (layer 10) imports molprop.training.fit" in p for p in found), found
     assert any("inference imports lightning" in p for p in found), found
+
+
+# --------------------------------------------------------------------------- import loops
+
+
+def _module_files(root: Path, tops: Sequence[str]) -> dict[str, Path]:
+    """Dotted module name -> file of every module under ``tops`` (a package is its
+    ``__init__.py``, named as the package)."""
+    out = {}
+    for top in tops:
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` names, relative imports resolved against ``module``."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    base = parts if is_package else parts[:-1]
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _face_names(
+    modules: dict[str, Path], trees: dict[str, ast.Module]
+) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per package (``__init__.py``): the names it takes at module level from a module of the
+    tree, each with (that module, the name there): what the package hands on."""
+    faces: dict[str, dict[str, tuple[str, str]]] = {}
+    for module, path in modules.items():
+        if path.name != "__init__.py":
+            continue
+        for node in trees[module].body:
+            if isinstance(node, ast.ImportFrom):
+                source = _absolute(module, True, node)
+                if source in modules:
+                    for alias in node.names:
+                        faces.setdefault(module, {})[alias.asname or alias.name] = (
+                            source,
+                            alias.name,
+                        )
+    return faces
+
+
+def _name_home(
+    modules: dict[str, Path],
+    faces: dict[str, dict[str, tuple[str, str]]],
+    source: str,
+    name: str,
+) -> str:
+    """The module ``from source import name`` depends on: the submodule ``source.name`` if
+    there is one; else, where ``source`` is a package handing the name on, the module it takes
+    it from (followed through packages); else ``source`` itself."""
+    seen = set()
+    while (source, name) not in seen:
+        seen.add((source, name))
+        if f"{source}.{name}" in modules:
+            return f"{source}.{name}"
+        if name not in faces.get(source, {}):
+            return source
+        source, name = faces[source][name]
+    return source
+
+
+def import_graph(root: Path, tops: Sequence[str] = ("molprop", "api")) -> dict[str, dict[str, int]]:
+    """module -> {module it imports: first line}, over every module under ``tops``.
+
+    Every ``import`` and ``from ... import`` statement counts wherever it stands: at module
+    level, inside a function (a lazy import is still a dependency) or under
+    ``if TYPE_CHECKING:`` (a type is a dependency too). Relative imports are resolved.
+
+    * ``import a.b.c``: an edge to ``a.b.c``.
+    * ``from a.b import name``: an edge to the submodule ``a.b.name`` if there is one; else, if
+      ``a.b`` is a package whose ``__init__.py`` takes ``name`` from one of its modules
+      (``from a.b.c import name``), an edge to that module (followed through packages that
+      hand the name on); else an edge to ``a.b`` (a name it defines itself). So a package's
+      ``__init__`` that re-exports its submodules' names makes no false loop with them, while
+      a submodule using a name its package's ``__init__`` defines, when that ``__init__``
+      imports the submodule, is a real loop and is reported.
+    * Importing ``a.b.c`` runs the ``__init__`` of ``a`` and ``a.b`` first; that is no edge.
+
+    Modules outside ``tops`` (the standard library, third parties) are left out.
+    """
+    modules = _module_files(root, tops)
+    trees = {m: ast.parse(p.read_text(encoding="utf-8"), str(p)) for m, p in modules.items()}
+    faces = _face_names(modules, trees)
+    graph: dict[str, dict[str, int]] = {m: {} for m in modules}
+    for module, tree in trees.items():
+        is_package = modules[module].name == "__init__.py"
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute(module, is_package, node)
+                if source in modules:
+                    targets = [_name_home(modules, faces, source, a.name) for a in node.names]
+            for target in targets:
+                if target in modules and target != module:
+                    graph[module].setdefault(target, node.lineno)
+    return graph
+
+
+def _strong_components(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of ``graph``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _shortest_loop(graph: dict[str, dict[str, int]], component: list[str]) -> list[str]:
+    """The shortest loop through the component's first module, inside the component."""
+    start, inside = component[0], set(component)
+    parent: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for v in frontier:
+            for w in sorted(graph[v]):
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(parent[path[-1]])
+                    return [*reversed(path), start]
+                if w in inside and w not in parent:
+                    parent[w] = v
+                    following.append(w)
+        frontier = following
+    raise AssertionError(f"no loop through {start}")
+
+
+def import_loops(root: Path, tops: Sequence[str] = ("molprop", "api")) -> list[str]:
+    """One line per set of modules that import each other: the modules, then the shortest
+    loop through the first as ``file:line -> file:line -> ... -> file`` (each file imports the
+    next at that line)."""
+    graph = import_graph(root, tops)
+    files = _module_files(root, tops)
+    out = []
+    for component in _strong_components(graph):
+        if len(component) < 2:
+            continue
+        loop = _shortest_loop(graph, component)
+        steps = [f"{files[a].relative_to(root)}:{graph[a][b]}" for a, b in zip(loop, loop[1:])]
+        out.append(
+            f"{len(component)} modules ({', '.join(component)}): "
+            + " -> ".join([*steps, str(files[loop[-1]].relative_to(root))])
+        )
+    return out
+
+
+def test_no_import_loops_in_molprop_or_the_service():
+    """No module of ``molprop/`` or ``api/`` imports itself through others (every import
+    counted, see :func:`import_graph`): imports run one way."""
+    loops = import_loops(ROOT)
+    assert not loops, "modules that import each other:\n" + "\n".join(loops)
+
+
+def test_the_loop_check_sees_planted_loops_and_no_false_ones(tmp_path):
+    """A loop through a lazy import and a ``TYPE_CHECKING`` import is found, and so is a
+    submodule using a name its package's ``__init__`` defines while that ``__init__`` imports
+    it; a package handing on its submodules' names, imported by one of them, is no loop."""
+    files = {
+        "a.py": "def f():\n    from molprop.b import g\n",
+        "b.py": (
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+            "    from molprop.a import f\n\ng = 1\n"
+        ),
+        "p/__init__.py": "from molprop.p.low import Low\nfrom .high import High\n",
+        "p/low.py": "class Low: ...\n",
+        "p/high.py": "from molprop.p import Low\nfrom . import low\nfrom .. import c\n\n"
+        "class High(Low): ...\n",
+        "c.py": "import molprop.p.low\n",
+        "q/__init__.py": "VALUE = 1\nfrom molprop.q.sub import X\n",
+        "q/sub.py": "from molprop.q import VALUE\n\nX = VALUE\n",
+    }
+    for name, text in {"__init__.py": "", **files}.items():
+        (tmp_path / "molprop" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "molprop" / name).write_text(text)
+    graph = import_graph(tmp_path, ("molprop",))
+    assert graph["molprop.p.high"] == {"molprop.p.low": 1, "molprop.c": 3}
+    assert graph["molprop.c"] == {"molprop.p.low": 1}
+    loops = import_loops(tmp_path, ("molprop",))
+    assert loops == [
+        "2 modules (molprop.a, molprop.b): molprop/a.py:2 -> molprop/b.py:4 -> molprop/a.py",
+        "2 modules (molprop.q, molprop.q.sub): "
+        "molprop/q/__init__.py:2 -> molprop/q/sub.py:1 -> molprop/q/__init__.py",
+    ], loops
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from molprop.artifact.store import load_config
 from molprop.cli.main import main
 from molprop.errors import ConfigError
 from molprop.training.hpopt import SearchRequest, SearchSpace, run_search, search_data, storage_for
-from molprop.training.train import SplitSpec, TableSpec
+from molprop.training.tables import SplitSpec, TableSpec
 
 #: a tiny space: every trial trains in about a second
 SPACE = {"hidden_dim": [8, 16], "heads": [2], "layers": ["MSP", "MP"], "num_seeds": [2, 4]}
