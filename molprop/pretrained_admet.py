@@ -18,6 +18,7 @@ unit the ``unit`` of ``endpoints.csv``::
 
     python -m molprop.pretrained_admet                       # all three
     python -m molprop.pretrained_admet admet_tox21           # one
+    python -m molprop.pretrained_admet --stage calibrate     # recalibrate + card, no training
     python -m molprop.pretrained_admet --stage reference     # percentiles + card, no training
 """
 
@@ -157,6 +158,48 @@ def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
 
 
+def calibrate(group: AdmetGroup, out: Path) -> None:
+    """Recalibrate the model in ``out`` on its validation split and measure it on its test
+    split (``metrics.json["calibration"]``), weights and other metrics unchanged: the rows of
+    ``split.csv``, read from the merged table as training read them."""
+    import numpy as np
+
+    from molprop.artifact.store import load_config, read_metrics, write_metrics
+    from molprop.training.calibrate import calibrate_artifact
+    from molprop.training.tables import TableSpec, load_table, table_set
+
+    split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
+    split = split[split["split"].isin(["val", "test"])].reset_index(drop=True)
+    data = merged_table(group).iloc[split["row"].to_numpy()].reset_index(drop=True)
+    spec = TableSpec(
+        data, "smiles", list(group.endpoints), load_config(out).featurizer, progress=False
+    )
+    table = load_table(spec)
+    if table.smiles != split["smiles"].tolist():
+        raise RuntimeError(f"{out}/split.csv does not index the merged ADMET table")
+    labels = split["split"].to_numpy()
+    val, test = (table_set(table, np.flatnonzero(labels == part)) for part in ("val", "test"))
+    report = calibrate_artifact(out, val, test, strict=False)
+    metrics = read_metrics(out)
+    metrics["calibration"] = report
+    write_metrics(out, metrics)
+
+
+def portable_config(out: Path) -> None:
+    """``config.json`` names its data and starting model relative to the repository (not by
+    this machine's paths): ``data/admet`` and ``pretrained/foundation``."""
+    import json
+
+    path = out / "config.json"
+    config = json.loads(path.read_text())
+    extra = config.setdefault("extra", {})
+    extra["data"] = "data/admet (endpoint tables joined on InChIKey: molprop.pretrained_admet)"
+    start = Path(str(extra.get("finetuned_from", "")))
+    if start.is_absolute() and start.is_relative_to(REPO):
+        extra["finetuned_from"] = str(start.relative_to(REPO))
+    path.write_text(json.dumps(config, indent=2))
+
+
 def reference(out: Path) -> None:
     """Percentiles among approved drugs (as every shipped model)."""
     from molprop.pretrained_recipes import reference as fit
@@ -186,7 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     known = groups()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", default=list(known), help="models to build")
-    parser.add_argument("--stage", choices=["all", "train", "reference", "card"], default="all")
+    parser.add_argument(
+        "--stage",
+        choices=["all", "train", "calibrate", "reference", "card"],
+        default="all",
+        help="calibrate: recalibrate on the validation split (no retraining) + card",
+    )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     parser.add_argument("--init", default=INIT, help="starting model (name or directory)")
     args = parser.parse_args(argv)
@@ -201,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.stage in ("all", "train"):
             log.info("training %s (%d endpoints) -> %s", name, len(group.endpoints), out)
             train(group, out, args.init)
+        portable_config(out)
+        if args.stage == "calibrate":
+            calibrate(group, out)
         if args.stage in ("all", "reference"):
             reference(out)
         write_card(group, out)

@@ -699,6 +699,9 @@ class Calibration:
     task_type: str
     targets: dict[str, ConformalTarget | PlattTarget]
     fitted_on: str = "validation split"
+    #: targets of a multitask model left without calibration, with the reason (too few
+    #: labelled calibration molecules, one class only): no interval / raw probability there
+    not_calibrated: dict[str, str] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -742,6 +745,7 @@ class Calibration:
             "fitted_on": self.fitted_on,
             "n": self.n,
             "targets": {k: v.to_dict() for k, v in self.targets.items()},
+            **({"not_calibrated": dict(self.not_calibrated)} if self.not_calibrated else {}),
         }
 
     @classmethod
@@ -760,7 +764,8 @@ class Calibration:
                 targets[name] = PlattTarget.from_dict(entry)
             else:
                 raise ValueError(f"unknown calibration kind {kind!r} for target {name!r}")
-        return cls(str(data["task_type"]), targets, str(data.get("fitted_on", "")))
+        skipped = {str(k): str(v) for k, v in dict(data.get("not_calibrated", {})).items()}
+        return cls(str(data["task_type"]), targets, str(data.get("fitted_on", "")), skipped)
 
     def save(self, directory: str | Path) -> Path:
         path = Path(directory) / CALIBRATION_NAME
@@ -802,20 +807,30 @@ def fit_calibration(
     targets = np.asarray(targets, dtype=np.float64).reshape(len(targets), -1)
     mean = np.asarray(mean, dtype=np.float64).reshape(len(mean), -1)
     fitted: dict[str, ConformalTarget | PlattTarget] = {}
+    skipped: dict[str, str] = {}
     for j, name in enumerate(names):
         ok = np.isfinite(targets[:, j]) & np.isfinite(mean[:, j])
-        if not ok.any():
-            raise ConfigError(f"no labelled calibration molecules for target {name!r}")
-        if task_type == "classification":
-            fitted[name] = PlattTarget.fit(targets[ok, j], mean[ok, j])
-        else:
-            s = None if std is None else np.asarray(std, dtype=np.float64)[ok, j]
-            d = None if in_domain is None else np.asarray(in_domain)[ok]
-            u = None if novelty is None else np.asarray(novelty, dtype=np.float64)[ok]
-            fitted[name] = ConformalTarget.fit(
-                targets[ok, j], mean[ok, j], s, d, min_bin_size, u, difficulty
-            )
-    return Calibration(task_type, fitted, fitted_on)
+        try:
+            if not ok.any():
+                raise ConfigError(f"no labelled calibration molecules for target {name!r}")
+            if task_type == "classification":
+                fitted[name] = PlattTarget.fit(targets[ok, j], mean[ok, j])
+            else:
+                s = None if std is None else np.asarray(std, dtype=np.float64)[ok, j]
+                d = None if in_domain is None else np.asarray(in_domain)[ok]
+                u = None if novelty is None else np.asarray(novelty, dtype=np.float64)[ok]
+                fitted[name] = ConformalTarget.fit(
+                    targets[ok, j], mean[ok, j], s, d, min_bin_size, u, difficulty
+                )
+        except ConfigError as exc:
+            if len(names) == 1:
+                raise
+            skipped[name] = str(exc)
+            log.warning("target %r is not calibrated: %s", name, exc)
+    if not fitted:
+        reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        raise ConfigError(f"no target could be calibrated ({reasons})")
+    return Calibration(task_type, fitted, fitted_on, skipped)
 
 
 __all__ = [

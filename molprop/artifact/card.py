@@ -146,6 +146,13 @@ def calibration_lines(directory: Path, metrics: dict) -> list[str]:
     report = metrics.get("calibration", {})
     test = report.get("test", {})
     lines = []
+    if calibration.not_calibrated:
+        lines += [
+            "Not calibrated (no interval, or the raw probability): "
+            + "; ".join(f"`{k}` ({v})" for k, v in calibration.not_calibrated.items())
+            + ".",
+            "",
+        ]
     if calibration.task_type == "classification":
         lines.append(
             f"The reported probability is Platt-calibrated: `sigmoid(a · logit(p) + b)` of the "

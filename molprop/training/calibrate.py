@@ -128,7 +128,10 @@ def measure(
     for j, name in enumerate(predictor.target_names):
         keep = raw.ok & np.isfinite(targets[:, j])
         y, mean = targets[keep, j], raw.mean[keep, j]
-        entry = calibration.targets[name]
+        entry = calibration.targets.get(name)
+        if entry is None:  # a target of a multitask model left without calibration
+            out[name] = {"not_calibrated": calibration.not_calibrated.get(name, "")}
+            continue
         if isinstance(entry, PlattTarget):
             p = entry.apply(mean)
             out[name] = {
@@ -166,6 +169,8 @@ def summary(calibration: Calibration) -> dict[str, Any]:
         "fitted_on": calibration.fitted_on,
         "n": calibration.n,
     }
+    if calibration.not_calibrated:
+        out["not_calibrated_targets"] = dict(calibration.not_calibrated)
     if calibration.task_type != "classification":
         out["bins"] = {
             name: t.serving_bins()

@@ -171,3 +171,28 @@ def test_old_artifact_without_calibration_predicts_without_interval(tmp_path, ca
         new = Predictor.from_pretrained(name).predict(["CCO", "c1ccccc1O", "bad"])
         raw = new.get(f"{target}_uncalibrated", new[target])  # same model, same raw values
         assert np.array_equal(raw[:2].to_numpy(), out[target][:2].to_numpy())
+
+
+def test_a_multitask_target_with_too_few_labels_is_left_uncalibrated_not_the_model() -> None:
+    """A multitask model keeps its intervals where a target has enough calibration labels;
+    the one that has not is listed with its reason (stored and read back); a one-target model
+    or one with no calibratable target still refuses."""
+    from molprop.artifact.calibration import Calibration, ConformalTarget, fit_calibration
+    from molprop.errors import ConfigError
+
+    rng = np.random.default_rng(0)
+    n = 200
+    y = rng.normal(size=(n, 2))
+    y[9:, 1] = np.nan  # 9 labels for the second target
+    mean = y + rng.normal(scale=0.3, size=(n, 2))
+    mean[:, 1] = np.where(np.isnan(mean[:, 1]), 0.0, mean[:, 1])
+    std = np.full((n, 2), 0.3)
+    cal = fit_calibration("regression", ["a", "b"], y, mean, std, None)
+    assert list(cal.targets) == ["a"] and isinstance(cal.targets["a"], ConformalTarget)
+    assert "9 calibration molecules" in cal.not_calibrated["b"]
+    again = Calibration.from_dict(cal.to_dict())
+    assert again.not_calibrated == cal.not_calibrated and list(again.targets) == ["a"]
+    with pytest.raises(ConfigError, match="9 calibration molecules"):
+        fit_calibration("regression", ["b"], y[:, 1:], mean[:, 1:], std[:, 1:], None)
+    with pytest.raises(ConfigError, match="no target could be calibrated"):
+        fit_calibration("regression", ["b", "c"], y[:, [1, 1]], mean[:, [1, 1]], std, None)
