@@ -157,5 +157,6 @@ def test_installed_package_finds_and_runs_its_shipped_models(
     )
     panel = pd.read_csv(tmp_path / "panel.csv", keep_default_na=False)
     assert panel["status"].tolist() == probe["by_name"]["status"]
-    assert [float(v) for v in panel["logS"].tolist()[:2]] == pytest.approx(logs, abs=1e-6)
-    assert "bbb_probability" in panel and "tpsa" in panel
+    ok = [i for i, status in enumerate(probe["by_name"]["status"]) if status == "ok"]
+    for target in ("solubility_aqsoldb", "bbb_b3db", "tox21_sr_p53", "tpsa"):
+        assert all(panel[target][i] != "" for i in ok), target  # every model of the panel

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def given() -> pd.DataFrame:
-    """12 ESOL rows as text with their measured solubility under the model's target name,
+    """12 ESOL rows as text with their measured solubility under the panel's target name,
     a ``status`` column of the chemist's own and a row that is no molecule."""
     esol = pd.read_csv(REPO / "data" / "moleculenet" / "delaney_chemprop.csv.gz", dtype=str)
     rows = esol.sample(12, random_state=5).reset_index(drop=True)
@@ -27,11 +27,13 @@ def given() -> pd.DataFrame:
         {
             "compound": [f"c{i}" for i in range(12)],
             "smi": rows["smiles"],
-            "logS": rows["logp"],
+            "solubility_aqsoldb": rows["logp"],
             "status": "registered",
         }
     )
-    bad = pd.DataFrame({"compound": ["typo"], "smi": ["C1CC"], "logS": [""], "status": ["new"]})
+    bad = pd.DataFrame(
+        {"compound": ["typo"], "smi": ["C1CC"], "solubility_aqsoldb": [""], "status": ["new"]}
+    )
     return pd.concat([frame.iloc[:5], bad, frame.iloc[5:]], ignore_index=True)
 
 
@@ -50,21 +52,23 @@ def test_the_admet_panel_keeps_input_columns_and_equals_each_model(
     given.to_csv(source, index=False)
     out = _run(tmp_path, source, "--smiles-column", "smi", "--chunk-size", "5")
     assert "13 rows written" in capsys.readouterr().out
-    assert out.columns[:4].tolist() == ["compound", "smi", "logS", "status"]
+    assert out.columns[:4].tolist() == ["compound", "smi", "solubility_aqsoldb", "status"]
     assert out[given.columns].equals(given.astype(str))  # untouched
     assert out["pred_status"].tolist() == ["ok"] * 5 + ["invalid_input"] + ["ok"] * 7
-    assert "RDKit" in out["error"][5] and out["pred_logS"][5] == ""
+    assert "RDKit" in out["error"][5] and out["pred_solubility_aqsoldb"][5] == ""
     panel = Panel.from_name("admet")
     ok = out["pred_status"] == "ok"
-    for model, target in zip(panel.model_names, panel.target_names):
-        alone = Predictor.from_pretrained(model).predict(given["smi"].tolist())
-        column = "pred_logS" if target == "logS" else target
-        np.testing.assert_allclose(  # float32 models, other batches (chunks of 5 rows)
-            out.loc[ok, column].astype(float), alone.loc[ok, target], rtol=1e-5, atol=1e-6
-        )
-        np.testing.assert_allclose(
-            out.loc[ok, f"{target}_similarity"].astype(float), alone.loc[ok, "similarity"]
-        )
+    for model in panel.model_names:
+        predictor = Predictor.from_pretrained(model)
+        alone = predictor.predict(given["smi"].tolist())
+        for target in predictor.target_names:
+            column = f"pred_{target}" if target in given.columns else target
+            np.testing.assert_allclose(  # float32 models, other batches (chunks of 5 rows)
+                out.loc[ok, column].astype(float), alone.loc[ok, target], rtol=1e-5, atol=1e-6
+            )
+            np.testing.assert_allclose(
+                out.loc[ok, f"{target}_similarity"].astype(float), alone.loc[ok, "similarity"]
+            )
     assert (out.loc[ok, "molecular_weight"].astype(float) > 0).all()
 
 
@@ -75,7 +79,7 @@ def test_an_unreadable_sdf_record_is_its_rows_reason(tmp_path: Path) -> None:
     assert out["name"].tolist() == ["m0", "", "m1", "m2", "m3"]
     assert out["logS"].tolist() == ["-0.25", "", "-1.25", "-2.25", "-3.25"]  # kept
     assert out["status"].tolist() == ["ok", "invalid_input", "ok", "ok", "ok"]
-    assert "SDF record 1" in out["error"][1] and out["logD_7.4"][1] == ""
+    assert "SDF record 1" in out["error"][1] and out["lipophilicity_az"][1] == ""
 
 
 def test_single_model_options_are_refused_for_a_panel(
@@ -87,5 +91,5 @@ def test_single_model_options_are_refused_for_a_panel(
     assert main([*argv, "--output", str(tmp_path / "o.csv"), "--resume"]) == 2
     assert "'admet' is a panel" in capsys.readouterr().err
     assert main([*argv, "--output", str(tmp_path / "o.csv"), "--interval", "0.999"]) == 2
-    assert "model 'solubility': interval level 0.999" in capsys.readouterr().err
+    assert "model 'admet_regression': interval level 0.999" in capsys.readouterr().err
     assert not (tmp_path / "o.csv").exists()

@@ -61,7 +61,8 @@ def test_every_endpoint_equals_its_model_alone(admet: Panel, esol: list[str]) ->
                 _same(out[target + column], pd.Series(want, index=alone.index, dtype=float))
             _same(out[f"{target}_similarity"], alone["similarity"])
             assert out[f"{target}_in_domain"].tolist() == alone["in_domain"].tolist()
-            assert set(out[f"{target}_unit"]) == {predictor.config.task.units[0]}
+            unit = predictor.config.task.units[predictor.target_names.index(target)]
+            assert set(out[f"{target}_unit"]) == {unit}
         ok = alone["status"] == "ok"
         assert ok.sum() == len(esol)
         assert (
@@ -69,8 +70,8 @@ def test_every_endpoint_equals_its_model_alone(admet: Panel, esol: list[str]) ->
             == alone.loc[ok, "standardized_smiles"].tolist()
         )
     # a regression model's interval at the level asked for; the classifier has none
-    assert (out["logS_low"] < out["logS"]).sum() == len(esol)
-    assert out["bbb_probability_low"].isna().all()
+    assert (out["solubility_aqsoldb_low"] < out["solubility_aqsoldb"]).sum() == len(esol)
+    assert out["bbb_b3db_low"].isna().all()
 
 
 def test_a_bad_row_fails_for_every_endpoint_and_the_others_are_whole(admet: Panel) -> None:
@@ -130,7 +131,7 @@ def test_a_target_named_like_a_physchem_or_row_column_is_refused() -> None:
 
 
 def test_an_interval_a_model_cannot_serve_is_refused_naming_it(admet: Panel) -> None:
-    with pytest.raises(ConfigError, match=r"model 'solubility': interval level 0.999"):
+    with pytest.raises(ConfigError, match=r"model 'admet_regression': interval level 0.999"):
         admet.predict(["CCO"], interval=0.999)
 
 
@@ -165,17 +166,18 @@ def test_predict_frame_keeps_every_input_column(admet: Panel) -> None:
         {
             "compound": ["ethanol", "broken", "phenol"],
             "smi": ["CCO", "C1CC", "c1ccccc1O"],
-            "logS": ["1.10", "", "-0.04"],  # measured, under the model's target name
+            "solubility_aqsoldb": ["1.10", "", "-0.04"],  # measured, under the target's name
             "status": ["bought", "bought", "made"],
         }
     )
     out = admet.predict_frame(inputs, "smi")
-    assert out.columns[:4].tolist() == ["compound", "smi", "logS", "status"]
+    assert out.columns[:4].tolist() == ["compound", "smi", "solubility_aqsoldb", "status"]
     assert out[inputs.columns].equals(inputs)
     assert out["pred_status"].tolist() == ["ok", "invalid_input", "ok"]
     alone = admet.predict(inputs["smi"].tolist())
-    _same(out["pred_logS"], alone["logS"])
-    assert "smiles" not in out and out["logS_unit"].tolist() == alone["logS_unit"].tolist()
+    _same(out["pred_solubility_aqsoldb"], alone["solubility_aqsoldb"])
+    unit = "solubility_aqsoldb_unit"
+    assert "smiles" not in out and out[unit].tolist() == alone[unit].tolist()
 
 
 def test_a_multitask_model_gives_one_endpoint_per_target(tmp_path: Path) -> None:
