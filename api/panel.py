@@ -247,6 +247,16 @@ def panel_response(
     )
 
 
+def _screens_alike(served: Sequence[ServedModel]) -> bool:
+    """True when the served models read and refuse molecules alike (one status per row)."""
+    if len(served) < 2:
+        return True
+    try:
+        return Panel("", tuple(m.predictor for m in served)).screens_alike
+    except ConfigError:  # models that cannot be a panel (clashing targets): asked for, a 422
+        return True
+
+
 def panel_summaries(
     panels: Mapping[str, PanelDefinition], models: Mapping[str, ServedModel]
 ) -> list[PanelSummary]:
@@ -269,6 +279,9 @@ def panel_summaries(
                 models=list(definition.models),
                 endpoints=endpoints,
                 missing=[m for m in definition.models if m not in models],
+                endpoint_status=not _screens_alike(
+                    [models[m] for m in definition.models if m in models]
+                ),
             )
         )
     return out

@@ -238,6 +238,12 @@ class PanelSummary(BaseModel):
         description="its models this service does not serve: the panel cannot be asked for "
         "until they are",
     )
+    endpoint_status: bool = Field(
+        default=False,
+        description="its models screen molecules differently (featuriser or training "
+        "elements): each endpoint has its own status and error (the CLI's and Python's "
+        "<target>_status / <target>_error columns)",
+    )
 
 
 class TargetInfo(BaseModel):

@@ -156,6 +156,8 @@ def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
     )
     run_train(request)
     shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
+    # the rows RDKit could not read are logged by training; serving never reads the list
+    (out / "invalid_rows.csv").unlink(missing_ok=True)
 
 
 def calibrate(group: AdmetGroup, out: Path) -> None:

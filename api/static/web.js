@@ -62,7 +62,7 @@
       return { name, kind: "model", endpoints };
     }
     const panel = (config.panels || []).find((p) => p.name === name);
-    return panel ? { name, kind: "panel", endpoints: panel.endpoints } : null;
+    return panel ? { name, kind: "panel", endpoints: panel.endpoints, endpointStatus: !!panel.endpoint_status } : null;
   }
 
   function smilesColumn() {
@@ -873,16 +873,20 @@
 
   // the panel's table as `molprop predict --model <panel>` writes it: id, smiles, the row's
   // status, every endpoint's eight columns, then the physchem block (config.physchemColumns)
+  // (and each endpoint's own status and error where the panel's models screen differently)
   function panelCsv(panel) {
     const targets = panel.endpoints.map((e) => e.target);
+    const own = !!panel.view.endpointStatus;
+    const suffixes = own ? [...ENDPOINT_SUFFIXES, "_status", "_error"] : ENDPOINT_SUFFIXES;
     const head = ["id", "smiles", "standardized_smiles", "status", "error",
-      ...targets.flatMap((t) => [t, ...ENDPOINT_SUFFIXES.map((s) => t + s)]), ...config.physchemColumns];
+      ...targets.flatMap((t) => [t, ...suffixes.map((s) => t + s)]), ...config.physchemColumns];
     const truth = (v) => (v === null || v === undefined ? "" : v ? "True" : "False");
     const lines = [head.map(csvField).join(",")];
     for (const r of [...panel.rows].sort((a, b) => a.index - b.index)) {
       const cells = [r.id, r.smiles, r.standardized_smiles, r.status, r.error];
       for (const e of r.endpoints) {
         cells.push(e.value, e.unit, e.std, e.low, e.high, e.percentile, truth(e.in_domain), e.similarity);
+        if (own) cells.push(e.status, e.error);
       }
       const p = r.physchem;
       for (const column of config.physchemColumns) {
