@@ -37,9 +37,9 @@ def test_default_interval_columns(table: Path, tmp_path: Path) -> None:
     assert out.loc[~ok, ["logS_low", "logS_high"]].isna().all().all()
     # the same as the Python API, and chunking does not change a row
     frame = Predictor.from_pretrained("solubility").predict(SMILES)
-    assert np.allclose(out["logS_low"], frame["logS_low"], equal_nan=True, rtol=1e-5)
+    assert np.allclose(out["logS_low"], frame["logS_low"], equal_nan=True, rtol=1e-5, atol=1e-5)
     chunked = _predict(table, tmp_path / "b.csv", "--chunk-size", "2")
-    assert np.allclose(chunked["logS_high"], out["logS_high"], equal_nan=True, rtol=1e-5)
+    assert np.allclose(chunked["logS_high"], out["logS_high"], equal_nan=True, rtol=1e-5, atol=1e-5)
 
 
 def test_interval_level_and_off(table: Path, tmp_path: Path) -> None:
@@ -69,7 +69,12 @@ def test_classifier_reports_calibrated_probability(table: Path, tmp_path: Path) 
     argv = ["predict", "--model", "bbb_penetration", "--input", str(table), "--output", str(out)]
     assert main([*argv, "--no-progress"]) == 0
     frame = pd.read_csv(out)
-    assert "bbb_probability_uncalibrated" in frame.columns and "bbb_probability_low" not in frame.columns
+    assert (
+        "bbb_probability_uncalibrated" in frame.columns
+        and "bbb_probability_low" not in frame.columns
+    )
     ok = frame["status"] == "ok"
-    assert not np.allclose(frame.loc[ok, "bbb_probability"], frame.loc[ok, "bbb_probability_uncalibrated"])
+    assert not np.allclose(
+        frame.loc[ok, "bbb_probability"], frame.loc[ok, "bbb_probability_uncalibrated"]
+    )
     assert frame.loc[ok, "bbb_probability"].between(0, 1).all()
