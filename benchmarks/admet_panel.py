@@ -31,7 +31,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
 
-from benchmarks.common import save_result
+from benchmarks.common import load_result, save_result
 from molprop.chem.smiles import inchikey
 from molprop.errors import InvalidInputError
 from molprop.inference import Predictor
@@ -251,6 +251,28 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
             f"| {c['endpoint']} | {c['single_model']} | {c['n']} | {_fmt(s[first])} | "
             f"{_fmt(a[first])} | {_fmt(s[second])} | {_fmt(a[second])} |"
         )
+    speed = load_result("admet_throughput")
+    if speed:
+        lines += [
+            "",
+            "## Whole-panel throughput",
+            "",
+            f"`python -m benchmarks.admet_throughput`: the same {speed['n']:,} drug-like SMILES "
+            "(a seeded sample of `data/admet`), each tool as one whole process (model loading "
+            f"included), {speed['threads']} threads, one after the other, on "
+            f"{speed['machine'].get('cpu', 'this machine')}.",
+            "",
+            "| tool | seconds | molecules/s | columns out |",
+            "|---|---|---|---|",
+        ]
+        names = {"molprop": "molprop `predict --model admet` (29 endpoints with std, interval, "
+                 "percentile, domain; physchem and alerts)",
+                 "admet_ai": "ADMET-AI 2.0.1 `admet_predict` (41 endpoints, physchem)"}  # fmt: skip
+        for tool, r in speed["tools"].items():
+            lines.append(
+                f"| {names.get(tool, tool)} | {r['seconds']} | {r['molecules_per_s']} | "
+                f"{r['columns_out']} |"
+            )
     lines += ["", "## Size", ""]
     lines += [f"- `{k}`: {v / 1e6:.1f} MB" for k, v in sizes.items()]
     lines += ["", "![molprop against ADMET-AI per endpoint](admet.png)", ""]
