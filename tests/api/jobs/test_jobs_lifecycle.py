@@ -220,12 +220,14 @@ def test_health_answers_while_a_large_json_job_body_is_parsed(db_url, model_dir,
             time.sleep(0.01)
         thread.join()
     assert answer["status"] == 202 and answer["rows"] == 100_000
-    # relative to the POST's own time (both scale with the machine's load): a typical /health
-    # wait is a small part of it and none waits for the whole POST (before: one wait of ~90 %;
-    # the parsing thread still shares the GIL, so a single wait may take a larger slice)
+    # relative to the POST's own time (both scale with the machine's load): /health keeps
+    # answering, so there are many probes and a typical one waits a small part of it (before:
+    # the loop was blocked, one or two probes, one waiting ~90 % of the POST). The parsing
+    # thread still shares the GIL, so a single probe may take a large slice (seen: 76 % on a
+    # loaded 2-core machine), but no two do
     seconds = answer["seconds"]
     assert len(waits) >= 3 and float(np.median(waits)) < 0.2 * seconds, (waits, answer)
-    assert max(waits) < 0.75 * seconds, (waits, answer)
+    assert sorted(waits)[-2] < 0.5 * seconds, (waits, answer)
 
 
 @pytest.mark.parametrize(
