@@ -7,31 +7,15 @@ download keeps the measured column as it was."""
 from __future__ import annotations
 
 import csv
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from tests.api.conftest import DATA
-from tests.browser.test_web_page import _open, _paste, _rows, _submit, _wait
+from tests.browser.test_web_page import _download, _open, _paste, _rows, _submit, _wait
 
 PAYLOADS = ["=cmd|' /C calc'!A0", '=HYPERLINK("http://x")', "@SUM(1)", "+1+1"]
-
-
-def _download(driver, download_dir: Path) -> Path:
-    from selenium.webdriver.common.by import By
-
-    before = set(download_dir.iterdir())
-    driver.find_element(By.ID, "download").click()
-    new = _wait(
-        driver,
-        lambda d: [p for p in set(download_dir.iterdir()) - before if p.suffix == ".csv"],
-        30,
-        "the download",
-    )
-    time.sleep(0.2)
-    return new[0]
 
 
 def test_a_pasted_batch_downloads_payloads_quoted_and_numbers_as_numbers(

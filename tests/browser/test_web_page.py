@@ -30,6 +30,23 @@ def _wait(driver, condition, timeout: float = 60.0, what: str = "condition"):
     )
 
 
+def _download(driver, download_dir: Path, button: str = "download") -> Path:
+    """Click the button ``button`` (an element id) and wait for the CSV it saves into
+    ``download_dir``; its path."""
+    from selenium.webdriver.common.by import By
+
+    before = set(download_dir.iterdir())
+    driver.find_element(By.ID, button).click()
+    new = _wait(
+        driver,
+        lambda d: [p for p in set(download_dir.iterdir()) - before if p.suffix == ".csv"],
+        30,
+        "the download",
+    )
+    time.sleep(0.2)  # the browser renames the finished file
+    return new[0]
+
+
 def _open(driver, base: str, model: str) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -278,16 +295,7 @@ def test_a_large_upload_becomes_a_job_with_progress_and_downloads_every_row(
                 pages.append(url.split("?", 1)[1])
     assert pages == [f"offset={o}&limit=500" for o in (0, 500, 1000, 1500, 1000)]
 
-    before = set(download_dir.iterdir())
-    browser.find_element(By.ID, "download").click()
-    new = _wait(
-        browser,
-        lambda d: [p for p in set(download_dir.iterdir()) - before if p.suffix == ".csv"],
-        30,
-        "the download",
-    )
-    time.sleep(0.2)
-    out = pd.read_csv(new[0], dtype=str, keep_default_na=False)
+    out = pd.read_csv(_download(browser, download_dir), dtype=str, keep_default_na=False)
     assert len(out) == JOB_ROWS
     assert out.columns[:2].tolist() == ["compound", "smiles"]  # the upload's own columns first
     assert out["compound"].tolist() == frame["compound"].tolist()

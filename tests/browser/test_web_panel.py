@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from molprop.inference import Panel, Predictor
 from molprop.io.sink import safe_cell
 from tests.api.conftest import MULTITASK_TARGETS, REPO, train_multitask, uvicorn_server
 from tests.browser.conftest import require_browser
-from tests.browser.test_web_page import _open, _paste, _wait
+from tests.browser.test_web_page import _download, _open, _paste, _wait
 
 SHIPPED = REPO / "pretrained"
 ADMET = json.loads((SHIPPED / "panels" / "admet.json").read_text())["models"]
@@ -104,20 +103,10 @@ def _panel_rows(driver) -> list[dict]:
     )
 
 
-def _download(driver, download_dir: Path) -> list[list[str]]:
-    from selenium.webdriver.common.by import By
-
-    before = set(download_dir.iterdir())
-    driver.find_element(By.ID, "panel-download").click()
-    new = _wait(
-        driver,
-        lambda d: [p for p in set(download_dir.iterdir()) - before if p.suffix == ".csv"],
-        30,
-        "the download",
-    )
-    time.sleep(0.2)
-    assert new[0].name.startswith("molprop_admet_panel")
-    with open(new[0], newline="", encoding="utf-8") as fh:
+def _download_panel(driver, download_dir: Path) -> list[list[str]]:
+    path = _download(driver, download_dir, "panel-download")
+    assert path.name.startswith("molprop_admet_panel")
+    with open(path, newline="", encoding="utf-8") as fh:
         return list(csv.reader(fh))
 
 
@@ -177,7 +166,7 @@ def test_one_molecule_shows_every_endpoint_a_radar_and_downloads_the_panel(
     rules = browser.find_element(By.CSS_SELECTOR, "#panel-rules li[data-rule='lipinski_pass']")
     assert rules.text.endswith("yes")
     # the CSV has the panel's columns (as `molprop predict --model admet` writes), one row
-    table = _download(browser, download_dir)
+    table = _download_panel(browser, download_dir)
     head, body = table[0], table[1:]
     assert head == ["id", *admet.columns]
     assert len(body) == 1 and body[0][:5] == ["1", ASPIRIN, ASPIRIN, "ok", ""]
@@ -226,7 +215,7 @@ def test_a_table_with_an_invalid_smiles_shows_a_per_row_error(
     assert len(browser.find_elements(By.CSS_SELECTOR, "#panel-radar line.radar-axis")) == len(
         admet.target_names
     )
-    table = _download(browser, download_dir)
+    table = _download_panel(browser, download_dir)
     head, body = table[0], table[1:]
     assert head == ["id", *admet.columns] and len(body) == 3
     assert [r[0] for r in body] == ["'=HYPERLINK(1)", "b", "c"]  # no formula in a spreadsheet
