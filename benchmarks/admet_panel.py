@@ -299,19 +299,33 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
             f"`python -m benchmarks.admet_throughput`: the same {speed['n']:,} drug-like SMILES "
             "(a seeded sample of `data/admet`), each tool as one whole process (model loading "
             f"included), {speed['threads']} threads, one after the other, on "
-            f"{speed['machine'].get('cpu', 'this machine')}.",
+            f"{speed['machine'].get('cpu', 'this machine')}; each tool once in one process "
+            f"and once with {speed.get('workers', 2)} worker processes (molprop "
+            "`--num-workers`: each worker answers slices of the rows with the whole panel; "
+            "ADMET-AI `--num_workers`: its data-loader workers featurise).",
             "",
-            "| tool | seconds | molecules/s | columns out |",
-            "|---|---|---|---|",
+            "| tool | workers | seconds | molecules/s | columns out | load before |",
+            "|---|---|---|---|---|---|",
         ]
         names = {"molprop": "molprop `predict --model admet` (29 endpoints with std, interval, "
                  "percentile, domain; physchem and alerts)",
                  "admet_ai": "ADMET-AI 2.0.1 `admet_predict` (41 endpoints, physchem)"}  # fmt: skip
         for tool, r in speed["tools"].items():
+            base, _, workers = tool.partition("_workers")
             lines.append(
-                f"| {names.get(tool, tool)} | {r['seconds']} | {r['molecules_per_s']} | "
-                f"{r['columns_out']} |"
+                f"| {names.get(base, base)} | {workers or 0} | {r['seconds']} | "
+                f"{r['molecules_per_s']} | {r['columns_out']} | {r.get('load_avg_before', '')} |"
             )
+        tools = speed["tools"]
+        for tag in sorted({t.partition("_workers")[2] for t in tools}):
+            suffix = f"_workers{tag}" if tag else ""
+            ours, theirs = tools.get(f"molprop{suffix}"), tools.get(f"admet_ai{suffix}")
+            if ours and theirs:
+                lines.append(
+                    f"\nWith {tag or 0} workers molprop answers "
+                    f"{ours['molecules_per_s'] / theirs['molecules_per_s']:.2f}x as many "
+                    "molecules per second as ADMET-AI."
+                )
     lines += ["", "## Size", ""]
     lines += [f"- `{k}`: {v / 1e6:.1f} MB" for k, v in sizes.items()]
     lines += ["", "![molprop against ADMET-AI per endpoint](admet.png)", ""]

@@ -93,3 +93,22 @@ def test_single_model_options_are_refused_for_a_panel(
     assert main([*argv, "--output", str(tmp_path / "o.csv"), "--interval", "0.999"]) == 2
     assert "model 'admet_regression': interval level 0.999" in capsys.readouterr().err
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_worker_processes_answer_like_one_process(tmp_path: Path, given: pd.DataFrame) -> None:
+    """``--num-workers 2``: the same rows in the same order, every text column identical and
+    every number equal up to float32 batching (the slices are other batches)."""
+    source = tmp_path / "in.csv"
+    given.to_csv(source, index=False)
+    alone = _run(tmp_path, source, "--smiles-column", "smi")
+    pooled = _run(tmp_path, source, "--smiles-column", "smi", "--num-workers", "2")
+    assert pooled.columns.tolist() == alone.columns.tolist()
+    assert pooled["compound"].tolist() == given["compound"].tolist()
+    numeric = [c for c in alone.columns if pd.to_numeric(alone[c], errors="coerce").notna().any()]
+    text = [c for c in alone.columns if c not in numeric]
+    assert "pred_status" in text and "pains_alerts" in text and "tox21_nr_ar" in numeric
+    assert pooled[text].equals(alone[text])
+    for column in numeric:
+        a, b = (pd.to_numeric(f[column], errors="coerce") for f in (alone, pooled))
+        assert (a.isna() == b.isna()).all(), column
+        np.testing.assert_allclose(b[a.notna()], a[a.notna()], rtol=1e-4, atol=1e-5, err_msg=column)

@@ -43,6 +43,26 @@ def test_exclude_self_is_leave_one_out(esol_smiles: list[str]) -> None:
     np.testing.assert_allclose(loo, brute)
 
 
+def test_matrix_product_path_equals_popcounts_exactly(monkeypatch) -> None:
+    """Many queries go through a float32 matrix product over reference chunks; the result must
+    be bit-identical to the popcount path, leave-one-out across chunk borders included."""
+    import molprop.artifact.domain as domain_module
+
+    smiles = pd.read_csv(DATA)["smiles"].tolist()[:400]
+    bits = fingerprint_bits(smiles)
+    bits[7] = 0  # an empty fingerprint: similarity 0
+    monkeypatch.setattr(domain_module, "_GEMM_CHUNK", 96)  # several chunks, ragged last one
+    monkeypatch.setattr(domain_module, "_GEMM_MIN_QUERIES", 1)
+    product = tanimoto_max(bits[:150], bits[150:]), tanimoto_max(bits, bits, exclude_self=True)
+    monkeypatch.setattr(domain_module, "_GEMM_MIN_QUERIES", 10**9)
+    popcount = tanimoto_max(bits[:150], bits[150:]), tanimoto_max(bits, bits, exclude_self=True)
+    for a, b in zip(product, popcount):
+        assert a.dtype == b.dtype == np.float64
+        np.testing.assert_array_equal(a, b)
+    loo = np.delete(product[1], 7)
+    assert product[0][7] == product[1][7] == 0.0 and 0.0 < loo.min() < loo.max() <= 1.0
+
+
 def test_fit_threshold_and_flags(esol_smiles: list[str]) -> None:
     domain = ApplicabilityDomain.fit(esol_smiles)
     loo = tanimoto_max(domain.fingerprints, domain.fingerprints, exclude_self=True)

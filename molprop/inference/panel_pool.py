@@ -1,0 +1,81 @@
+"""A panel answered in worker processes (``molprop predict --model <panel> --num-workers N``).
+
+Most of a panel's time per molecule is single-threaded RDKit work (parsing, featurising,
+fingerprints, physchem and structural alerts), so a panel scales with processes, not threads.
+Each worker is spawned with one torch thread, loads the panel once, and predicts slices of
+the rows; the slices come back in input order. Every molecule is answered by the same models
+as in one process; only the batches differ, so float32 outputs may differ in their last
+digits, as they do between two ``--batch-size`` values.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+
+import pandas as pd
+
+from molprop.inference.panel import Panel
+
+_WORKER_PANEL: Panel | None = None
+
+
+def _init_worker(name: str, backend: str) -> None:
+    global _WORKER_PANEL
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    _WORKER_PANEL = Panel.from_name(name, backend=backend)  # type: ignore[arg-type]
+
+
+def _predict_in_worker(
+    smiles: list[str], interval: float | str | None, batch_size: int
+) -> pd.DataFrame:
+    assert _WORKER_PANEL is not None, "worker not initialised"
+    return _WORKER_PANEL.predict(smiles, interval, batch_size)
+
+
+class PanelPool:
+    """``panel`` (loaded here for its columns and checks) answered by ``num_workers`` spawned
+    processes that each load ``name`` with ``backend``; 0 workers: in this process."""
+
+    def __init__(self, panel: Panel, name: str, backend: str, num_workers: int) -> None:
+        self.panel = panel
+        self.num_workers = int(num_workers)
+        self.executor = None
+        if self.num_workers > 0:
+            self.executor = ProcessPoolExecutor(
+                self.num_workers,
+                mp_context=get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(name, backend),
+            )
+
+    def predict(
+        self, smiles: list[str], interval: float | str | None, batch_size: int
+    ) -> pd.DataFrame:
+        """:meth:`Panel.predict` of ``smiles``, in slices across the workers, in order."""
+        if self.executor is None or len(smiles) < 2:
+            return self.panel.predict(smiles, interval, batch_size)
+        parts = 2 * self.num_workers  # two slices per worker: a slow slice delays less
+        step = -(-len(smiles) // parts)
+        futures = [
+            self.executor.submit(_predict_in_worker, smiles[i : i + step], interval, batch_size)
+            for i in range(0, len(smiles), step)
+        ]
+        return pd.concat([f.result() for f in futures], ignore_index=True)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> PanelPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["PanelPool"]
