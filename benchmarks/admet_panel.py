@@ -228,8 +228,10 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
         "pretrained-admet`). Our numbers: the test part of each model's scaffold split (80/10/10, "
         "seed 0) of the curated tables in `data/admet` (SOURCES.md there), predicted from SMILES "
         "as a user does. ADMET-AI's: its reported test metric (admet-ai 2.0.1 wheel, "
-        "`admet_ai/resources/data/admet.csv`), on TDC's own splits and, for several endpoints, "
-        "other data (e.g. TDC's BBB_Martins vs our B3DB, TDC's PPBR_AZ vs PharmaBench PPB). "
+        "`admet_ai/resources/data/admet.csv`) on TDC's data; the file does not say which split, "
+        "and several of its numbers beat the TDC leaderboard's rank 1 (e.g. lipophilicity MAE "
+        "0.407 against 0.460), so they likely come from another split. For several endpoints "
+        "it is other data (e.g. TDC's BBB_Martins vs our B3DB, TDC's PPBR_AZ vs PharmaBench PPB). "
         "The splits and sets differ: this is context, not a claim of victory. MAE is in the "
         "endpoint's unit; AUROC / Spearman are unitless.",
         "",
