@@ -27,7 +27,7 @@ COPY api/ api/
 # installed into the package (molprop.pretrained) and served from there; the sources are then
 # removed so that the image holds one copy and runs the installed package
 COPY pretrained/ pretrained/
-RUN pip install ".[api]" && rm -rf /app/*
+RUN pip install ".[service]" && rm -rf /app/*
 
 RUN useradd --create-home --uid 10001 molprop
 USER molprop

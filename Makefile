@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "torch==2.13.0"
-	$(PY) -m pip install -q -e ".[api,notebooks,dev,onnx,hpopt]"
+	$(PY) -m pip install -q -e ".[service,onnx,hpopt,pyg,notebooks,dev]"
 	touch $(STAMP)
 
 serve: install
@@ -31,9 +31,9 @@ lint: install
 	$(VENV)/bin/ruff check molprop api tests benchmarks
 
 bench: install
-	$(PY) -m pip install -q -e ".[bench]"
+	$(PY) -m pip install -q -e ".[bench,pyg]"
 	$(PY) -m pip install -q --no-deps "chemprop==2.3.1"
-	$(PY) -m benchmarks.run_all
+	$(PY) -m benchmarks all
 
 pretrained: install
 	$(PY) -m molprop.pretrained_recipes

@@ -29,6 +29,9 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from molprop.cli.extras import require_extra
+
+    require_extra("onnx", "molprop export", ("onnx",))
     from molprop.artifact.onnx import export_onnx
     from molprop.artifact.resolve import resolve_model
 

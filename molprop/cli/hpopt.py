@@ -55,6 +55,9 @@ def add_parser(sub, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from molprop.cli.extras import require_extra
+
+    require_extra("hpopt", "molprop hpopt")
     from molprop.errors import ConfigError
     from molprop.training.hpopt import SearchRequest, SearchSpace, run_search
     from molprop.training.hpopt_report import best_preset

@@ -39,7 +39,10 @@ def add_parser(sub, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from molprop.cli.extras import require_extra
     from molprop.errors import ConfigError
+
+    require_extra("service", "molprop worker", ("sqlalchemy", "alembic"))
     from molprop.jobs import Worker, WorkerConfig
 
     if args.lease <= 0 or args.poll <= 0 or args.batch_size < 1 or args.num_workers < 0:

@@ -128,7 +128,8 @@ class OnnxMember:
             import onnxruntime as ort
         except ImportError as exc:
             raise ConfigError(
-                "backend 'onnxruntime' needs the onnxruntime package (pip install onnxruntime)"
+                "backend 'onnxruntime' needs the 'onnx' extra (missing: onnxruntime): "
+                'pip install "molprop[onnx]"'
             ) from exc
         options = ort.SessionOptions()
         threads = threads or torch.get_num_threads()
