@@ -23,7 +23,7 @@ predicted *out of fold*:
    (:mod:`molprop.artifact.domain`, threshold refitted the same way) over the fold's training
    molecules, as the artifact's own domain is over its training split. (The artifact's own
    domain would flag every one of its training molecules in domain — each is its own nearest
-   neighbour — although the fold model never saw it; ``domain="model"`` does that anyway.)
+   neighbour — although the fold model never saw it.)
    Artifacts without a domain get no flags;
 4. the artifact's ``calibration.json`` is fitted on those out-of-fold points (the same
    :func:`~molprop.artifact.calibration.fit_calibration`: Mondrian bins, offset, Platt for
@@ -94,17 +94,12 @@ class CrossValidation:
     ``always_train``: scaffold sets larger than this share of the molecules stay in the
     training part of every fold and are not calibration molecules (they mirror the sets the
     scaffold split sends to training first; see :data:`ALWAYS_TRAIN_FRACTION`); None: every
-    set is held out once.
-
-    ``domain``: ``"fold"`` (default) flags each molecule in / out of the applicability domain of
-    the fold model that predicted it (the domain criterion over the fold's training molecules);
-    ``"model"``: of the artifact itself (its training molecules are then all in domain)."""
+    set is held out once."""
 
     folds: int = CV_FOLDS
     seed: int = 0
     val_fraction: float = INNER_VAL_FRACTION
     always_train: float | None = ALWAYS_TRAIN_FRACTION
-    domain: str = "fold"
     work_dir: str | Path | None = None
     threads: int | None = None
     progress: bool = False
@@ -114,8 +109,6 @@ class CrossValidation:
             raise ConfigError(f"cross-validation needs at least 2 folds, got {self.folds}")
         if not 0.0 < self.val_fraction < 1.0:
             raise ConfigError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
-        if self.domain not in ("fold", "model"):
-            raise ConfigError(f"domain must be 'fold' or 'model', got {self.domain!r}")
         if self.threads is not None and self.threads < 1:
             raise ConfigError(f"threads must be >= 1, got {self.threads}")
 
@@ -396,11 +389,8 @@ def fit_cross_validated(
     config = load_config(directory)
     predictor = Predictor.from_pretrained(directory)
     has_domain = predictor.domain is not None and data.smiles is not None
-    oof = out_of_fold(config, data, cv, fold_domains=has_domain and cv.domain == "fold")
+    oof = out_of_fold(config, data, cv, fold_domains=has_domain)
     in_domain = oof.in_domain
-    if has_domain and cv.domain == "model":
-        assert predictor.domain is not None and data.smiles is not None
-        in_domain = predictor.domain.in_domain([str(s) for s in data.smiles]) & oof.ok
     targets = np.asarray(data.targets, dtype=np.float64).reshape(len(data), -1)
     keep = oof.ok & np.isfinite(targets).any(axis=1)
     if not keep.any():
