@@ -1,4 +1,4 @@
-"""Run every benchmark in order, then write RESULTS.md (``make bench``).
+"""The suite behind RESULTS.md, then its report (``python -m benchmarks all``, ``make bench``).
 
 Default = the full accuracy grid (5 datasets x 3 seeds x 4 models, 30 epochs, patience 10,
 ``--jobs`` runs at once: about 2.5 hours on 2 idle cores); ``--quick`` = ESOL and FreeSolv,
