@@ -78,7 +78,7 @@ MOLPROP_FLAGS = {
     # the cost cap
     "molprop_esa_hpopt_t1": [
         "--preset",
-        str(BENCH / "hpopt" / "lipophilicity_s27" / "best_preset.json"),
+        str(BENCH / "hpopt" / "lipophilicity_default_search" / "best_preset.json"),
     ],
     "molprop_esa_small": SMALL_FLAGS,
     "molprop_esa_prev": PREV_FLAGS,

@@ -8,7 +8,7 @@ split, the test rows never loaded. The choice: lowest geometric mean over the da
 validation loss / the control's (mean over a dataset's split seeds).
 
     python -m benchmarks.default_candidates --candidates small=small t12=trial:12 \\
-        --study /work/hpopt_s27/lipo.db:lipo --datasets ESOL FreeSolv --seeds 0 1 --jobs 2
+        --study /work/hpopt-default-search/lipo.db:lipo --datasets ESOL FreeSolv --seeds 0 1 --jobs 2
 
 (``NAME=small``: a named preset; ``NAME=trial:N``: trial N of ``--study``; ``NAME=FILE``: a
 preset file.) Results: ``benchmarks/results/default_candidates.json`` (runs accumulate; a finished

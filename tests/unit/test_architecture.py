@@ -433,8 +433,9 @@ def test_predicting_with_an_augmented_artifact_loads_no_training_code(augmented_
 #: a reference to the project's own past: the word issue, session or stop followed by a number
 #: (a space, a hyphen or "#" between; also the plural, as in a range), or a session or stop named
 #: relative to the work that wrote it (after this / last / previous / earlier). Plain words (early
-#: stopping, stop the job, a pytest session, reissue) and file names such as
-#: ``core_defaults_session3.json`` (no word boundary before the word) do not match.
+#: stopping, stop the job, a pytest session, reissue) and names joined by an underscore, such as
+#: ``results_session3.json`` (no word boundary before the word), do not match: file names are
+#: checked by :data:`FILE_HISTORY`.
 HISTORY = re.compile(
     r"\b(?:issue|session|stop)s?[ -]?#?\d"
     r"|\b(?:this|last|previous|earlier) (?:session|stop)s?\b",
@@ -483,7 +484,7 @@ HISTORY_CASES = [
     ("early stopping after ", False),
     ("stopping patience ", False),
     ("reissue ", False),
-    ("core_defaults_session", False),
+    ("results_session", False),
     ("a pytest session, scope ", False),
 ]
 
@@ -522,3 +523,58 @@ def test_the_history_check_reads_docs_and_notebooks(tmp_path) -> None:
     found = _history_lines(docs, root=tmp_path)
     assert [line.split(":")[0] for line in found] == ["docs/nb.ipynb", "docs/page.md"]
     assert _history_lines(docs / "page.md", root=tmp_path) == [f"docs/page.md:3: {planted}"]
+
+
+#: a file or folder name that carries the project's past: the word issue, session or stop and a
+#: number after a separator or at the start, or an ``_s`` suffix of two or more digits (a
+#: session's short form); ``ESOL_seed0.json`` and ``qm8_seeds12`` are no history (cases in
+#: :func:`test_the_file_name_check_sees_planted_history`)
+FILE_HISTORY = re.compile(
+    r"(?:^|[^a-z])(?:issue|session|stop)s?[_ -]?#?\d|(?:^|[_-])s\d{2,}(?=[_.-]|$)", re.IGNORECASE
+)
+#: where file names are read: the places above plus the shipped models and the data
+FILE_NAME_PLACES = [*HISTORY_PLACES, "pretrained", "data"]
+
+
+def _history_names(place: Path, root: Path = ROOT) -> list[str]:
+    """Every file or folder under ``place`` (hidden ones and caches skipped) whose name names
+    the project's past, relative to ``root``."""
+    paths = [place] if place.is_file() else sorted(place.rglob("*"))
+    out = []
+    for path in paths:
+        parts = path.relative_to(root).parts
+        if any(part.startswith((".", "__pycache__")) for part in parts):
+            continue
+        if FILE_HISTORY.search(path.name):
+            out.append(path.relative_to(root).as_posix())
+    return out
+
+
+@pytest.mark.parametrize("place", FILE_NAME_PLACES)
+def test_no_project_history_in_file_names(place: str) -> None:
+    """Results and folders are named for what they hold, not for the work that made them."""
+    assert (ROOT / place).exists(), place
+    assert _history_names(ROOT / place) == []
+
+
+def test_the_file_name_check_sees_planted_history(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    names = [
+        "results/transfer_" + "issue" + "19_g4mp2.csv",
+        "results/core_defaults_" + "session" + "3.json",
+        "hpopt/lipophilicity_" + "s27/trials.md",
+        "results/throughput_" + "s28.json",
+        "results/ESOL_seed0.json",
+        "results/transfer_crossfit_qm8_measured_seeds12.json",
+        "results/mask_single_final.json",
+        ".ipynb_checkpoints/old_" + "session" + "4.md",
+    ]
+    for name in names:
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text("")
+    assert _history_names(docs, root=tmp_path) == [
+        "docs/hpopt/lipophilicity_" + "s27",
+        "docs/results/core_defaults_" + "session" + "3.json",
+        "docs/results/throughput_" + "s28.json",
+        "docs/results/transfer_" + "issue" + "19_g4mp2.csv",
+    ]
