@@ -82,6 +82,7 @@ TARGETS: tuple[Target, ...] = (
     Target("chemistry_checks", _SHIPPED, ("docs/results/chemistry_checks.md",)),
     Target("admet_panel", _SHIPPED, ("docs/results/admet.md",)),
     Target("admet_throughput", _SHIPPED, ("docs/results/admet.md",)),
+    Target("tdc_leaderboard", _SHIPPED, ("docs/results/admet.md",)),
     Target("finetune_assay", _TUNE, ("docs/results/finetune_assay.md",)),
     Target("finetune_shift", _TUNE, ("docs/results/finetune_shift.md",)),
     Target("foundation_assay", _TUNE, ("docs/results/foundation_assay.md",)),
