@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from molprop.artifact import Artifact
 from molprop.artifact.calibration import (
-    CALIBRATION_NAME,
     DEFAULT_DIFFICULTY,
     DEFAULT_LEVEL,
     Calibration,
@@ -202,7 +202,7 @@ def calibrate_artifact(
     Platt scaling) raises ``ConfigError``; with ``strict=False`` (training) it is logged, the
     artifact is left without calibration and the entry is ``{"not_calibrated": reason}``."""
     directory = Path(directory)
-    (directory / CALIBRATION_NAME).unlink(missing_ok=True)  # never keep a stale one
+    Artifact(directory).remove_calibration()  # never keep a stale one
     predictor = Predictor.from_pretrained(directory)
     try:
         calibration = fit_on(predictor, calibration_set, fitted_on)
@@ -223,7 +223,7 @@ def store_calibration(
     """Write ``calibration`` into the artifact ``directory`` (whose ``predictor`` made the
     calibration predictions) and return the ``"calibration"`` entry of ``metrics.json``: the
     summary plus, with ``test``, its measurement there (``"test"``)."""
-    calibration.save(directory)
+    Artifact(Path(directory)).write_calibration(calibration)
     log.info("calibrated %s: %s", directory, calibration.describe())
     report = summary(calibration)
     if test is not None and len(test):

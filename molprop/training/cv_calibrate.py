@@ -54,10 +54,10 @@ from typing import Any
 
 import numpy as np
 
+from molprop.artifact import Artifact
 from molprop.artifact.calibration import Calibration, fit_calibration
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.domain import DOMAIN_NAME, add_domain_to_artifact
-from molprop.artifact.store import load_config, save_artifact
+from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdout
 from molprop.errors import ConfigError, DataError
@@ -215,7 +215,7 @@ def _train_fold(
         task_type=task.task_type,
     )
     fold_config = replace(config, task=task, train=train_cfg, name=name, augment=None)
-    save_artifact(fold_dir, fold_config, fitted.members)
+    Artifact(fold_dir).save(fold_config, fitted.members)
     return {"members": fitted.summaries}
 
 
@@ -247,7 +247,7 @@ def _fold_key(
 def _reusable(fold_dir: Path, key: str) -> dict[str, Any] | None:
     """The summaries of a finished fold model in ``fold_dir`` trained for ``key``, else None."""
     marker = fold_dir / FOLD_MARKER
-    if not (marker.exists() and (fold_dir / "config.json").exists()):
+    if not (marker.exists() and Artifact(fold_dir).exists()):
         return None
     stored = json.loads(marker.read_text())
     return stored if stored.get("key") == key else None
@@ -336,8 +336,9 @@ def out_of_fold(
                         cv.progress,
                     )
                     (fold_dir / FOLD_MARKER).write_text(json.dumps({"key": key, **trained}))
-                if fold_domains and not (fold_dir / DOMAIN_NAME).exists():
-                    add_domain_to_artifact(fold_dir, [str(data.smiles[i]) for i in train_rows])
+                fold_model = Artifact(fold_dir)
+                if fold_domains and not fold_model.has_domain():
+                    fold_model.add_domain([str(data.smiles[i]) for i in train_rows])
                 raw = raw_predictions(Predictor.from_pretrained(fold_dir), subset(data, held))
                 mean[held], ok[held] = raw.mean, raw.ok
                 if in_domain is not None:
