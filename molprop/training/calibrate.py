@@ -1,4 +1,5 @@
-"""Calibrate an artifact and measure its calibration (see :mod:`molprop.artifact.calibration`).
+"""Calibrate an artifact and measure its calibration (the stored structure:
+:mod:`molprop.artifact.calibration`; the fitting rules: :mod:`.calibration_fit`).
 
 :func:`calibrate_artifact` fits the calibration on one labelled set (the validation split at
 train / fine-tune time and for the shipped models), writes ``calibration.json`` and, when a test set is given, measures it there: coverage and mean
@@ -31,11 +32,11 @@ from molprop.artifact.calibration import (
     Calibration,
     ConformalTarget,
     PlattTarget,
-    fit_calibration,
     novelty_from_similarity,
 )
 from molprop.errors import ConfigError
 from molprop.inference import STATUS_OK, Predictor
+from molprop.training.calibration_fit import fit_calibration
 from molprop.training.metrics import brier, ece, interval_metrics
 from molprop.training.tables import LabelledSet
 
@@ -83,7 +84,7 @@ def fit_on(
     difficulty: str = DEFAULT_DIFFICULTY,
 ) -> Calibration:
     """Fit the calibration of ``predictor`` on ``data`` (rows that failed are left out;
-    ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`)."""
+    ``difficulty``: see :func:`~molprop.training.calibration_fit.fit_conformal`)."""
     raw = raw_predictions(predictor, data)
     keep = _rows(raw, data.targets)
     if not keep.any():

@@ -26,7 +26,7 @@ predicted *out of fold*:
    neighbour — although the fold model never saw it; ``domain="model"`` does that anyway.)
    Artifacts without a domain get no flags;
 4. the artifact's ``calibration.json`` is fitted on those out-of-fold points (the same
-   :func:`~molprop.artifact.calibration.fit_calibration`: Mondrian bins, offset, Platt for
+   :func:`~molprop.training.calibration_fit.fit_calibration`: Mondrian bins, offset, Platt for
    classifiers). The artifact's weights are never touched.
 
 Fold models are written to a work directory (a temporary one unless given; never next to the
@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from molprop.artifact import Artifact
-from molprop.artifact.calibration import Calibration, fit_calibration
+from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
@@ -64,6 +64,7 @@ from molprop.errors import ConfigError, DataError
 from molprop.inference import Predictor
 from molprop.models.predict import per_atom_counts
 from molprop.training.calibrate import raw_predictions, store_calibration
+from molprop.training.calibration_fit import fit_calibration
 from molprop.training.fit import build_model, fit_ensemble
 from molprop.training.tables import LabelledSet, make_task, model_targets, subset
 

@@ -59,7 +59,7 @@ def recalibrate(
     ``version`` in ``config.json`` goes up by one, ``metrics.json`` gets the new
     ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
     fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
-    is used to fit. ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`
+    is used to fit. ``difficulty``: see :func:`~molprop.training.calibration_fit.fit_conformal`
     (the cross-validated fit uses ``"std"``).
 
     ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
