@@ -49,6 +49,7 @@ from api.routes import (
 )
 from api.schemas import ErrorBody
 from api.settings import Settings
+from molprop.artifact.published import PublishedModels
 from molprop.errors import ConfigError, DataError
 from molprop.jobstore import JobInput, store
 from molprop.jobstore.inputs import TooManyRows
@@ -537,6 +538,6 @@ def delete_model(
     job_id = store.delete_model(engine, name)
     models.pop(name, None)
     if job_id is not None:  # this process's extracted copy (workers extract their own)
-        shutil.rmtree(settings.data_dir / "models" / job_id, ignore_errors=True)
+        PublishedModels.in_data_dir(engine, settings.data_dir).discard(job_id)
     log.info("model %s deleted (by %s)", name, caller.name or "the local user")
     return Response(status_code=status.HTTP_204_NO_CONTENT)

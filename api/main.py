@@ -35,6 +35,7 @@ from api.settings import Settings
 from api.web import WebSettings, draw_lane, web_router
 from api.workers import WorkerSupervisor
 from molprop.artifact.panel import read_panels
+from molprop.artifact.published import PublishedModels
 from molprop.jobstore import make_engine, migrate
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,7 @@ def model_refresher(
     to ``models``, looking at most every ``MODEL_REFRESH_S`` seconds; a failed look is logged
     and retried later (serving goes on)."""
     lock = threading.Lock()
+    published = PublishedModels.in_data_dir(engine, settings.data_dir)
     broken: set[str] = set()
     last = [float("-inf")]
 
@@ -132,7 +134,7 @@ def model_refresher(
             return
         try:
             last[0] = now
-            add_job_models(models, engine, settings.data_dir / "models", broken)
+            add_job_models(models, published, broken)
         except Exception:
             log.exception("could not look for fine-tuned models in the job database")
         finally:

@@ -8,12 +8,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from molprop.artifact import Artifact
 from molprop.artifact.calibration import ConformalTarget
-from molprop.artifact.card import read_card
-from molprop.artifact.store import CONFIG_NAME, read_metrics
+from molprop.artifact.published import PublishedModels
+from molprop.artifact.resolve import artifacts_in, resolve_model
 from molprop.errors import MolpropError
 from molprop.inference import Predictor
-from molprop.jobstore import store
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,9 @@ class ServedModel:
         return None if self.multitask else self.units[0]
 
 
-def _test_metrics(directory: Path) -> dict[str, float]:
+def _test_metrics(artifact: Artifact) -> dict[str, float]:
     """The ensemble's finite test metrics from ``metrics.json`` (``{}`` if it has none)."""
-    ensemble = read_metrics(directory).get("test", {}).get("ensemble", {})
+    ensemble = artifact.read_metrics().get("test", {}).get("ensemble", {})
     return {
         k: float(v) for k, v in ensemble.items() if isinstance(v, (int, float)) and math.isfinite(v)
     }
@@ -75,6 +75,7 @@ def _warm(predictor: Predictor) -> None:
 def load_model(directory: Path) -> ServedModel:
     """Load one artifact directory (raises ``ArtifactError`` if it is not one)."""
     predictor = Predictor.from_pretrained(directory)
+    artifact = Artifact(predictor.directory)
     _warm(predictor)
     config = predictor.config
     targets = tuple(predictor.target_names)
@@ -87,23 +88,24 @@ def load_model(directory: Path) -> ServedModel:
         targets=targets,
         units=units,
         version=config.version,
-        test_metrics=_test_metrics(directory),
-        card=read_card(directory),
+        test_metrics=_test_metrics(artifact),
+        card=artifact.read_card(),
     )
 
 
 def load_models(model_dir: Path) -> dict[str, ServedModel]:
-    """name -> model for every ``<model_dir>/<name>/config.json``; broken ones are logged and
-    skipped so that one bad artifact does not take the service down."""
+    """name -> model for every artifact directory in ``model_dir``
+    (:func:`~molprop.artifact.resolve.artifacts_in`); broken ones are logged and skipped so
+    that one bad artifact does not take the service down."""
     models: dict[str, ServedModel] = {}
-    for config in sorted(Path(model_dir).glob(f"*/{CONFIG_NAME}")):
+    for directory in artifacts_in(model_dir):
         try:
-            model = load_model(config.parent)
+            model = load_model(directory)
         except MolpropError as exc:  # a broken artifact: its reason names the file
-            log.error("skipping model %s: %s", config.parent.name, exc)
+            log.error("skipping model %s: %s", directory.name, exc)
             continue
         except Exception:
-            log.exception("could not load model %s", config.parent)
+            log.exception("could not load model %s", directory)
             continue
         models[model.name] = model
         log.info("loaded model %s (%d members)", model.name, model.n_members)
@@ -111,13 +113,14 @@ def load_models(model_dir: Path) -> dict[str, ServedModel]:
 
 
 def add_job_models(
-    models: dict[str, ServedModel], engine, root: Path, broken: set[str]
+    models: dict[str, ServedModel], published: PublishedModels, broken: set[str]
 ) -> list[str]:
     """Load the models fine-tune jobs stored in the job database that ``models`` lacks
-    (extracted under ``root``) -> the names added; one that fails to load is logged once and
-    remembered in ``broken``. Published models no longer in the database (deleted through
-    another process) are dropped from ``models``."""
-    stored = store.model_names(engine)
+    (``published``; found by :func:`~molprop.artifact.resolve.resolve_model`) -> the names
+    added; one that fails to load is logged once and remembered in ``broken``. Published
+    models no longer in the database (deleted through another process) are dropped from
+    ``models``."""
+    stored = published.names()
     for name in [n for n, m in models.items() if m.published and n not in stored]:
         models.pop(name, None)
         log.info("no longer serving the deleted model %s", name)
@@ -127,7 +130,7 @@ def add_job_models(
         if name in models or name in broken:
             continue
         try:
-            model = load_model(store.extract_model(engine, name, root))
+            model = load_model(resolve_model(name, published=published))
             models[name] = dataclasses.replace(model, published=True)
         except MolpropError as exc:
             log.error("skipping the fine-tuned model %s: %s", name, exc)

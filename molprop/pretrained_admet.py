@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from molprop.artifact import Artifact
 from molprop.models.config import PRESETS, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -155,9 +156,10 @@ def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
         init=init,
     )
     run_train(request)
-    shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
+    artifact = Artifact(out)
+    artifact.remove_logs()  # training curves are not shipped
     # the rows RDKit could not read are logged by training; serving never reads the list
-    (out / "invalid_rows.csv").unlink(missing_ok=True)
+    artifact.remove_invalid_rows()
 
 
 def calibrate(group: AdmetGroup, out: Path) -> None:
@@ -166,15 +168,17 @@ def calibrate(group: AdmetGroup, out: Path) -> None:
     ``split.csv``, read from the merged table as training read them."""
     import numpy as np
 
-    from molprop.artifact.store import load_config, read_metrics, write_metrics
     from molprop.training.calibrate import calibrate_artifact
     from molprop.training.tables import TableSpec, load_table, table_set
 
-    split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
+    artifact = Artifact(out)
+    split = artifact.read_split()
+    if split is None:
+        raise RuntimeError(f"{out} has no split: retrain it (--stage train)")
     split = split[split["split"].isin(["val", "test"])].reset_index(drop=True)
     data = merged_table(group).iloc[split["row"].to_numpy()].reset_index(drop=True)
     spec = TableSpec(
-        data, "smiles", list(group.endpoints), load_config(out).featurizer, progress=False
+        data, "smiles", list(group.endpoints), artifact.read_config().featurizer, progress=False
     )
     table = load_table(spec)
     if table.smiles != split["smiles"].tolist():
@@ -182,24 +186,18 @@ def calibrate(group: AdmetGroup, out: Path) -> None:
     labels = split["split"].to_numpy()
     val, test = (table_set(table, np.flatnonzero(labels == part)) for part in ("val", "test"))
     report = calibrate_artifact(out, val, test, strict=False)
-    metrics = read_metrics(out)
-    metrics["calibration"] = report
-    write_metrics(out, metrics)
+    artifact.update_metrics(calibration=report)
 
 
 def portable_config(out: Path) -> None:
     """``config.json`` names its data and starting model relative to the repository (not by
     this machine's paths): ``data/admet`` and ``pretrained/foundation``."""
-    import json
-
-    path = out / "config.json"
-    config = json.loads(path.read_text())
-    extra = config.setdefault("extra", {})
-    extra["data"] = "data/admet (endpoint tables joined on InChIKey: molprop.pretrained_admet)"
-    start = Path(str(extra.get("finetuned_from", "")))
+    artifact = Artifact(out)
+    changes = {"data": "data/admet (endpoint tables joined on InChIKey: molprop.pretrained_admet)"}
+    start = Path(artifact.read_config().provenance.finetuned_from)
     if start.is_absolute() and start.is_relative_to(REPO):
-        extra["finetuned_from"] = str(start.relative_to(REPO))
-    path.write_text(json.dumps(config, indent=2))
+        changes["finetuned_from"] = str(start.relative_to(REPO))
+    artifact.set_provenance(**changes)
 
 
 def reference(out: Path) -> None:
@@ -212,12 +210,9 @@ def reference(out: Path) -> None:
 def write_card(group: AdmetGroup, out: Path) -> Path:
     """``card.md`` from ``metrics.json``: data, endpoints with units and sources, split, test
     metrics per endpoint, calibration, domain, percentiles."""
-    from molprop.artifact.card import write_card as write
-
     table = endpoint_table()
     sources = "; ".join(f"{n}: {table.loc[n, 'description']}" for n in group.endpoints)
-    return write(
-        out,
+    return Artifact(out).write_card(
         title=f"{len(group.endpoints)} ADMET endpoints fine-tuned from the foundation model",
         data_source=f"`data/admet/` (data/admet/SOURCES.md): {sources}",
         licence="per table, data/admet/SOURCES.md (MIT, CC0-1.0, CC BY 4.0)",

@@ -29,7 +29,6 @@ conformers of the test SMILES and the 2D model on the same SMILES (``metrics.jso
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import shutil
 import sys
@@ -40,8 +39,8 @@ from typing import Any
 
 import pandas as pd
 
-from molprop.artifact.store import rename_targets
-from molprop.models.config import PRESETS, ModelConfig, TrainConfig
+from molprop.artifact import Artifact
+from molprop.models.config import PRESETS, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -242,10 +241,13 @@ def load_data(recipe: Recipe) -> str | pd.DataFrame:
 
 def reused_split(recipe: Recipe) -> pd.DataFrame:
     """The ``split.csv`` (row, smiles, split) of the model ``recipe.split_from``."""
-    path = PRETRAINED / recipe.split_from / "split.csv"
-    if not path.exists():
-        raise RuntimeError(f"{path} missing: build {recipe.split_from} first (its split is reused)")
-    return pd.read_csv(path, dtype={"smiles": str, "split": str})
+    split = Artifact(PRETRAINED / recipe.split_from).read_split()
+    if split is None:
+        raise RuntimeError(
+            f"{PRETRAINED / recipe.split_from} has no split: build {recipe.split_from} first "
+            "(its split is reused)"
+        )
+    return split
 
 
 def structure_file(recipe: Recipe, folder: Path, splits: Sequence[str] | None = None) -> Path:
@@ -281,19 +283,19 @@ def replaced_model(out: Path) -> dict[str, Any] | None:
     model and training settings (read through ModelConfig / TrainConfig, so settings a
     config.json leaves at their default are filled in), for ``metrics.json["previous"]`` and
     the card's old -> new line; None when ``out`` holds no model with test metrics."""
-    if not (out / "metrics.json").exists() or not (out / "config.json").exists():
+    artifact = Artifact(out)
+    if not artifact.exists():
         return None
-    metrics = json.loads((out / "metrics.json").read_text())
-    config = json.loads((out / "config.json").read_text())
-    test = metrics.get("test", {}).get("ensemble")
+    test = artifact.read_metrics().get("test", {}).get("ensemble")
     if not test:
         return None
+    config = artifact.read_config()
     keys = ("hidden_dim", "heads", "layers", "num_seeds", "dropout", "head_hidden")
     train_keys = ("epochs", "batch_size", "lr", "patience", "ema_epochs", "weight_decay_on")
     return {
         "test": test,
-        "model": {k: getattr(ModelConfig.from_dict(config["model"]), k) for k in keys},
-        "train": {k: getattr(TrainConfig.from_dict(config["train"]), k) for k in train_keys},
+        "model": {k: getattr(config.model, k) for k in keys},
+        "train": {k: getattr(config.train, k) for k in train_keys},
     }
 
 
@@ -334,19 +336,13 @@ def train(recipe: Recipe, out: Path) -> None:
             }
         )
         run_train(request)
-    rename_targets(out, [recipe.target])  # the shipped name (the data's column: former name)
-    shutil.rmtree(out / "logs", ignore_errors=True)  # training curves are not shipped
+    artifact = Artifact(out)
+    artifact.rename_targets([recipe.target])  # the shipped name (the data's column: former name)
+    artifact.remove_logs()  # training curves are not shipped
     if previous:
-        from molprop.artifact.store import read_metrics, write_metrics
-
-        metrics = read_metrics(out)
-        metrics["previous"] = previous
-        write_metrics(out, metrics)
+        artifact.update_metrics(previous=previous)
     if recipe.structures:  # the data file was a temporary copy with the split column
-        config_path = out / "config.json"
-        config = json.loads(config_path.read_text())
-        config["extra"]["data"] = str(Path("data") / "qm9" / Path(recipe.data).name)
-        config_path.write_text(json.dumps(config, indent=2))
+        artifact.set_provenance(data=str(Path("data") / "qm9" / Path(recipe.data).name))
 
 
 def comparison_notes(recipe: Recipe, comparison: dict[str, Any]) -> list[str]:
@@ -418,9 +414,7 @@ def card_root(out: Path) -> Path:
     """The checkout the card's paths are shown relative to: the one whose ``data/`` the model
     in ``out`` was trained on (its recorded data path ends in ``data/...``), else this one, so
     that a card rewritten in another checkout still reads ``data/moleculenet/...``."""
-    from molprop.artifact.store import load_config
-
-    data = Path(load_config(out).provenance.data or ".")
+    data = Path(Artifact(out).read_config().provenance.data or ".")
     parts = data.parts
     if data.is_absolute() and "data" in parts:
         return Path(*parts[: len(parts) - 1 - parts[::-1].index("data")])
@@ -429,13 +423,11 @@ def card_root(out: Path) -> Path:
 
 def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     """Write ``card.md`` of the model in ``out`` from its artifact and the recipe's texts."""
-    from molprop.artifact.card import write_card
-    from molprop.artifact.store import load_config, read_metrics
-
+    artifact = Artifact(out)
     notes = ["Small CPU-friendly configuration; larger models trained longer are more accurate."]
-    metrics = read_metrics(out)
+    metrics = artifact.read_metrics()
     if metrics.get("previous") and metrics.get("test", {}).get("ensemble"):
-        config = load_config(out)
+        config = artifact.read_config()
         notes.insert(
             0,
             previous_note(
@@ -452,8 +444,7 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
             "structure file or `predict_structures` do not (their intervals use the std bins).",
         )
 
-    return write_card(
-        out,
+    return artifact.write_card(
         title=recipe.description,
         data_source=recipe.source,
         licence=recipe.licence,
@@ -463,6 +454,14 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
         notes=notes,
         root=card_root(out),
     )
+
+
+def stored_split(out: Path) -> pd.DataFrame:
+    """The ``split.csv`` (row, smiles, split) of the model in ``out``."""
+    split = Artifact(out).read_split()
+    if split is None:
+        raise RuntimeError(f"{out} has no split: retrain it (--stage train)")
+    return split
 
 
 def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")):
@@ -475,12 +474,11 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
 
     import numpy as np
 
-    from molprop.artifact.store import load_config
     from molprop.io.table import read_table
     from molprop.training.tables import TableSpec, load_table, table_set
 
-    config = load_config(out)
-    split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
+    config = Artifact(out).read_config()
+    split = stored_split(out)
     wanted = [set(p.split("+")) for p in parts]
     names = set().union(*wanted)
     split = split[split["split"].isin(names)].reset_index(drop=True)
@@ -504,14 +502,11 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
 def calibrate(recipe: Recipe, out: Path) -> None:
     """Calibrate the model in ``out`` on its validation split, score it on its test split and
     add the ``calibration`` entry to ``metrics.json`` (weights and other metrics unchanged)."""
-    from molprop.artifact.store import read_metrics, write_metrics
     from molprop.training.calibrate import calibrate_artifact
 
     val, test = split_sets(recipe, out)
     report = calibrate_artifact(out, val, test)
-    metrics = read_metrics(out)
-    metrics["calibration"] = report
-    write_metrics(out, metrics)
+    Artifact(out).update_metrics(calibration=report)
 
 
 def calibrate_cv(
@@ -521,10 +516,9 @@ def calibrate_cv(
     rows (5-fold scaffold cross-validation, each fold an ensemble trained with the recipe; fold
     models in ``work`` or a temporary directory; ``threads`` torch threads), score it on its
     test split and add the ``calibration`` entry to ``metrics.json`` (weights unchanged)."""
-    from molprop.artifact.store import load_config, read_metrics, write_metrics
     from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv
 
-    stored = load_config(out).train
+    stored = Artifact(out).read_config().train
     if stored != train_config(recipe):
         raise RuntimeError(
             f"{out}/config.json was trained with {stored}, not the recipe's "
@@ -533,9 +527,7 @@ def calibrate_cv(
     trainval, test = split_sets(recipe, out, ("train+val", "test"))
     cv = CrossValidation(work_dir=work, threads=threads)
     report = calibrate_artifact_cv(out, trainval, test, cv, what="train+val")
-    metrics = read_metrics(out)
-    metrics["calibration"] = report
-    write_metrics(out, metrics)
+    Artifact(out).update_metrics(calibration=report)
 
 
 def input_comparison(recipe: Recipe, out: Path) -> dict[str, Any]:
@@ -551,7 +543,7 @@ def input_comparison(recipe: Recipe, out: Path) -> dict[str, Any]:
     from molprop.inference import Predictor
     from molprop.inference.rows import output_name
 
-    split = pd.read_csv(out / "split.csv", dtype={"smiles": str, "split": str})
+    split = stored_split(out)
     smiles = split.loc[split["split"] == "test", "smiles"].tolist()
     model = Predictor.from_pretrained(out)
     with tempfile.TemporaryDirectory() as tmp:
@@ -589,18 +581,13 @@ def finish(recipe: Recipe, out: Path, work: Path | None = None, threads: int | N
     """Add the applicability domain, calibrate (as the recipe says) and write the card (no
     retraining of the shipped weights); a structure model also gets its input comparison
     (:func:`input_comparison`) in ``metrics.json``."""
-    from molprop.artifact.domain import add_domain_to_artifact
-    from molprop.artifact.store import read_metrics, write_metrics
-
-    add_domain_to_artifact(out)
+    Artifact(out).add_domain()
     if recipe.calibration == "cv":
         calibrate_cv(recipe, out, work, threads)
     else:
         calibrate(recipe, out)
     if recipe.structures:
-        metrics = read_metrics(out)
-        metrics["input_comparison"] = input_comparison(recipe, out)
-        write_metrics(out, metrics)
+        Artifact(out).update_metrics(input_comparison=input_comparison(recipe, out))
     reference(out)
     write_recipe_card(recipe, out)
 

@@ -1,17 +1,23 @@
 """The model artifact: one directory, one format, read and written only here.
 
-``config.json`` (:class:`ArtifactConfig`), ``members/<i>/model.safetensors`` (:mod:`.store`),
-``domain.safetensors`` (:mod:`.domain`), ``card.md`` (:mod:`.card`), a pretrained copy for
-augmented fine-tuned models (:mod:`.augment`); names resolve through :mod:`.resolve`; every file of a model directory is named through
-:func:`.paths.artifact_file`, which refuses names and links leading outside it.
-Loading reads JSON and safetensors only: nothing is ever unpickled.
+:class:`Artifact` is the handle everything else uses: it opens a model by name or path
+(:mod:`.resolve`) and reads and writes ``config.json`` (:class:`ArtifactConfig`), the members'
+``members/<i>/model.safetensors`` (:mod:`.store`), ``metrics.json``, ``split.csv``
+(:mod:`.split`), ``calibration.json`` (:mod:`.calibration`), ``domain.safetensors``
+(:mod:`.domain`), ``reference.json`` (:mod:`.reference`), ``card.md`` (:mod:`.card`, rendered
+from Jinja2 templates), the pretrained copy of augmented fine-tuned models, and packs the
+directory to bytes for the job database (published models: :mod:`.published`). Every file of
+a model directory is named through :func:`.paths.artifact_file`, which refuses names and links
+leading outside it. Loading reads JSON and safetensors only: nothing is ever unpickled.
 """
 
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
+from molprop.artifact.handle import Artifact
 from molprop.artifact.resolve import available_models, model_dirs, resolve_model, shipped_models_dir
 from molprop.artifact.store import load_config, load_members, save_artifact
 
 __all__ = [
+    "Artifact",
     "ArtifactConfig",
     "Augmentation",
     "Provenance",

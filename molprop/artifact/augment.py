@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from molprop.artifact.config import ArtifactConfig, Augmentation
-from molprop.artifact.paths import artifact_file
+from molprop.artifact.handle import Artifact
 from molprop.artifact.store import load_config, load_members
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.graph import MolGraph
@@ -108,7 +108,7 @@ class PretrainedSource:
         if aug is None:
             return None
         if self._nested is None:
-            self._nested = PretrainedSource(artifact_file(self.directory, aug.source))
+            self._nested = PretrainedSource(Artifact(self.directory).path(aug.source))
         return standardise(aug, raw_features(aug.kind, self._nested, graphs))
 
     def low_predictions(self, graphs: Sequence[MolGraph]) -> np.ndarray:
@@ -178,5 +178,5 @@ class Augmenter:
             measured = np.asarray(low, dtype=np.float64).reshape(len(graphs), -1)
             return standardise(self.augment, measured)
         if self._source is None:
-            self._source = PretrainedSource(artifact_file(self.directory, self.augment.source))
+            self._source = PretrainedSource(Artifact(self.directory).path(self.augment.source))
         return standardise(self.augment, raw_features(self.augment.kind, self._source, graphs))

@@ -1,28 +1,23 @@
 """Calibration stored with a model: conformal intervals (regression), Platt scaling
 (classification). ``calibration.json`` in the artifact directory; JSON only, never pickled:
 the numbers are stored and the `crepes <https://github.com/henrikbostrom/crepes>`_ /
-Platt objects rebuilt at load, so any interval level can be served.
+Platt objects rebuilt at load, so any interval level can be served. This module is the data
+structure, its file and how it is applied at prediction; fitting it (the offset, the std
+terciles, the novelty ``beta`` search, Platt's regression) is training's:
+:mod:`molprop.training.calibration_fit`.
 
 **Regression: normalised, Mondrian split-conformal intervals** (crepes ``ConformalRegressor``).
-For each calibration molecule (the validation split at train / fine-tune time, or the user's
-labelled table with ``molprop calibrate``) the artifact keeps the residual ``y - ŷ`` (ensemble
-mean), the ensemble standard deviation ``std`` and the ``in_domain`` flag. The difficulty is
-``sigma = std + offset`` with ``offset`` the median calibration ``std`` (crepes' additive
-``beta``: measured on the shipped models' validation splits, a pure ``std`` made 90 % intervals
-cover ~75 % of the lowest-std third and ~100 % of the highest and made them wider than plain
-split-conformal ones, because these small ensembles' spread ranks errors only loosely); the
-nonconformity score is ``|y - ŷ| / sigma``. Single-model artifacts (no spread) use
-``sigma = 1`` (plain split-conformal).
+A target keeps, per calibration molecule, the residual ``y - ŷ`` (ensemble mean), the ensemble
+standard deviation ``std`` and the ``in_domain`` flag. The difficulty is
+``sigma = std + offset`` (``offset``: the median calibration ``std``); the nonconformity score
+is ``|y - ŷ| / sigma``. Single-model artifacts (no spread) use ``sigma = 1`` (plain
+split-conformal).
 
 **Novelty scaling** (difficulty ``"std+novelty"``, the default since format version 2):
 ``sigma = (std + offset) * (1 + beta * novelty)`` with ``novelty = 1 - max Tanimoto
-similarity to the training set`` (the artifact's domain file, :mod:`molprop.artifact.domain`).
-``beta`` is chosen on the calibration set alone (:func:`select_beta`: 5-fold cross-validation
-inside it, 10 repeats; the beta of the grid ``BETA_GRID`` whose held-out 90 % intervals cover
-the calibration set's three novelty terciles most evenly, the smallest within
-``BETA_TOLERANCE`` of the best); ``beta = 0`` — novelty does not help on that set — gives
-exactly the std intervals. Without a domain (or SMILES) the std difficulty is used; a query
-whose novelty is unknown (a structure input) gets the calibration set's median novelty.
+similarity to the training set`` (the artifact's domain file, :mod:`molprop.artifact.domain`)
+and ``beta`` chosen on the calibration set; ``beta = 0`` gives exactly the std intervals. A
+query whose novelty is unknown (a structure input) gets the calibration set's median novelty.
 Measured on the shipped models: docs/results/calibration.md.
 
 Mondrian bins (every query is served by the most specific bin that has at least
@@ -37,8 +32,7 @@ terciles were kept because they measured to help on the two largest validation s
 (lipophilicity, HOMO-LUMO gap: per-tercile coverage of 90 % intervals within 1.5 % of nominal
 instead of 8.5 % / 3.3 % off, and narrower intervals; 200 random halves of the validation split,
 never the test split); on the small sets their bins are under 30 and fall back.
-A calibration set too small for a finite 90 % interval (fewer than 10 molecules) is refused:
-the model stays uncalibrated. A level too high for the serving bin's size (crepes would return an infinite interval: it needs
+A level too high for the serving bin's size (crepes would return an infinite interval: it needs
 ``int((1 - level) * (n + 1)) >= 1``) also falls back along the chain; past the pooled bin the
 level is refused (:meth:`Calibration.max_level`). A level at or below ``1 / (n + 1)`` gets each
 bin's smallest score, however small it is (1e-20 included: :meth:`ConformalTarget.min_level`).
@@ -47,8 +41,8 @@ A file holding NaN, infinity or a value of the wrong kind (``json`` reads and wr
 words ``NaN`` and ``Infinity``) is refused at load with an :class:`ArtifactError` naming the
 field, rather than giving NaN or infinite intervals.
 
-**Classification: Platt scaling** (scikit-learn ``LogisticRegression`` without penalty on
-``logit(p)``): ``p_cal = sigmoid(a * logit(p) + b)`` per target, ``a`` and ``b`` stored. The
+**Classification: Platt scaling**: ``p_cal = sigmoid(a * logit(p) + b)`` per target, ``a``
+and ``b`` stored (fitted by logistic regression on ``logit(p)``). The
 calibrated probability is the reported value; the ensemble's mean probability stays available
 as ``<target>_uncalibrated``.
 
@@ -92,12 +86,11 @@ from typing import Any
 
 import numpy as np
 
-from molprop.artifact.paths import artifact_file
+from molprop.artifact.paths import CALIBRATION_NAME, artifact_file
 from molprop.errors import ArtifactError, ConfigError
 
 log = logging.getLogger(__name__)
 
-CALIBRATION_NAME = "calibration.json"
 FORMAT = "molprop-calibration"
 #: version 2 added the novelty-scaled difficulty (``difficulty``, ``beta``, ``novelty``); version
 #: 1 files (std difficulty only) still load and give the same intervals
@@ -106,30 +99,13 @@ SUPPORTED_VERSIONS = (1, 2)
 #: a Mondrian bin serves its own molecules only when it has at least this many calibration
 #: molecules (else the next bin of the chain does, see the module docstring)
 MIN_BIN_SIZE = 30
-#: std bins: terciles of the calibration std
-STD_BINS = 3
-#: sigma = std + OFFSET_FRACTION * median(calibration std)
-OFFSET_FRACTION = 1.0
 DEFAULT_LEVEL = 0.9
-#: fewest calibration molecules stored: enough for a finite interval at DEFAULT_LEVEL, so that
-#: the default level is always served by a calibrated model
-MIN_CALIBRATION = 10
 POOLED = "all"
 #: difficulty of a molecule: ``"std"`` sigma = std + offset (format version 1);
 #: ``"std+novelty"`` sigma = (std + offset) * (1 + beta * novelty), beta fitted on the
-#: calibration set (see :func:`select_beta`)
+#: calibration set (:func:`molprop.training.calibration_fit.select_beta`)
 DIFFICULTIES = ("std", "std+novelty")
 DEFAULT_DIFFICULTY = "std+novelty"
-#: candidate betas of the novelty scaling (0: the std difficulty)
-BETA_GRID = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
-#: beta selection: K-fold within the calibration set, repeated with seeds 0..REPEATS-1
-BETA_FOLDS, BETA_REPEATS = 5, 10
-#: the beta search runs on at most this many calibration molecules (a seeded random subset:
-#: ~13 s for 3,000 on one core; the intervals themselves use every molecule)
-BETA_MAX_MOLECULES = 5000
-#: the smallest beta whose held-out score (mean |coverage - level| over the novelty terciles)
-#: is within this of the best one wins
-BETA_TOLERANCE = 0.01
 #: levels whose per-bin interval multipliers (crepes' conformal quantile of the bin's scores)
 #: are stored in calibration.json (``multipliers``), so that serving them needs no crepes import
 #: (~1.5 s a process: scipy.stats, scikit-learn); any other level is computed by crepes
@@ -166,12 +142,12 @@ def _finite(what: str, values: object, allow_none: bool = False) -> None:
             raise ValueError(f"{what}[{i}] is {v!r}: NaN and infinity are not allowed")
 
 
-def _servable(n: int, level: float) -> bool:
+def servable(n: int, level: float) -> bool:
     """crepes' own condition for a finite interval from ``n`` scores at ``level``."""
     return n > 0 and int((1 - level) * (n + 1)) - 1 >= 0
 
 
-def _domain_code(in_domain: Sequence[object] | np.ndarray | None, n: int) -> np.ndarray:
+def domain_codes(in_domain: Sequence[object] | np.ndarray | None, n: int) -> np.ndarray:
     """(n,) int8: 1 in domain, 0 out, -1 unknown."""
     if in_domain is None:
         return np.full(n, -1, dtype=np.int8)
@@ -181,7 +157,7 @@ def _domain_code(in_domain: Sequence[object] | np.ndarray | None, n: int) -> np.
     return np.where(out.astype(bool), 1, 0).astype(np.int8)
 
 
-def _novelty(novelty: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray:
+def novelty_values(novelty: Sequence[float] | np.ndarray | None, n: int) -> np.ndarray:
     """(n,) float64 novelty in [0, 1] (NaN: unknown)."""
     if novelty is None:
         return np.full(n, np.nan)
@@ -208,7 +184,7 @@ class ConformalTarget:
 
     ``difficulty`` ``"std"``: sigma = std + offset (format version 1); ``"std+novelty"``:
     sigma = (std + offset) * (1 + beta * novelty) with ``beta`` chosen on the calibration set
-    by :func:`select_beta` (``beta_selection`` records its held-out scores); ``beta = 0`` gives
+    (:func:`molprop.training.calibration_fit.select_beta`; ``beta_selection`` records its held-out scores); ``beta = 0`` gives
     exactly the std intervals. A query whose novelty is unknown (no SMILES, e.g. a structure
     input) gets ``novelty_fill``, the calibration set's median novelty.
     """
@@ -237,87 +213,6 @@ class ConformalTarget:
     def normalized(self) -> bool:
         return self.offset is not None
 
-    @classmethod
-    def fit(
-        cls,
-        y: np.ndarray,
-        y_hat: np.ndarray,
-        std: np.ndarray | None,
-        in_domain: Sequence[object] | np.ndarray | None,
-        min_bin_size: int = MIN_BIN_SIZE,
-        novelty: Sequence[float] | np.ndarray | None = None,
-        difficulty: str = DEFAULT_DIFFICULTY,
-    ) -> ConformalTarget:
-        """From the calibration molecules' labels, ensemble means, stds (None / NaN: a single
-        model), domain flags (None: the artifact has no domain) and novelties (None: unknown;
-        ``difficulty="std+novelty"`` then falls back to ``"std"``, logged)."""
-        if difficulty not in DIFFICULTIES:
-            raise ConfigError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty!r}")
-        y, y_hat = np.asarray(y, dtype=np.float64), np.asarray(y_hat, dtype=np.float64)
-        if len(y) == 0:
-            raise ConfigError("no labelled calibration molecules")
-        if not (np.isfinite(y).all() and np.isfinite(y_hat).all()):
-            raise ConfigError("calibration labels and predictions must be finite")
-        if not _servable(len(y), DEFAULT_LEVEL):
-            raise ConfigError(
-                f"{len(y)} calibration molecules cannot give a {DEFAULT_LEVEL:.0%} conformal "
-                f"interval (at least {MIN_CALIBRATION} are needed)"
-            )
-        stds = np.full(len(y), np.nan) if std is None else np.asarray(std, dtype=np.float64)
-        domain = _domain_code(in_domain, len(y))
-        nov = _novelty(novelty, len(y))
-        base = cls._build(y - y_hat, stds, domain, min_bin_size)
-        if difficulty == "std":
-            return base
-        if not np.isfinite(nov).all():
-            log.info(
-                "difficulty std+novelty needs the novelty of every calibration molecule (the "
-                "artifact's applicability domain and SMILES); using the std difficulty"
-            )
-            return base
-        beta, selection = select_beta(base.residuals, base.stds, domain, nov, min_bin_size)
-        return cls._build(
-            base.residuals, base.stds, domain, min_bin_size, "std+novelty", beta, nov, selection
-        )
-
-    @classmethod
-    def _build(
-        cls,
-        residuals: np.ndarray,
-        stds: np.ndarray,
-        domain: np.ndarray,
-        min_bin_size: int,
-        difficulty: str = "std",
-        beta: float = 0.0,
-        novelty: np.ndarray | None = None,
-        selection: dict[str, Any] | None = None,
-    ) -> ConformalTarget:
-        """Offset and std tercile edges from the calibration scores (the fitting rule)."""
-        offset, edges = None, ()
-        if np.isfinite(stds).all():
-            offset = float(OFFSET_FRACTION * np.median(stds))
-            if offset <= 0:  # every member agrees everywhere: a std floor keeps sigma > 0
-                offset = float(max(np.abs(residuals).mean(), 1e-12))
-            edges = tuple(float(q) for q in np.quantile(stds, np.arange(1, STD_BINS) / STD_BINS))
-        else:
-            stds = np.full(len(residuals), np.nan)
-        fill = 0.0
-        if novelty is not None and np.isfinite(novelty).any():
-            fill = float(np.nanmedian(novelty))
-        return cls(
-            residuals,
-            stds,
-            domain,
-            offset,
-            edges,
-            int(min_bin_size),
-            difficulty,
-            float(beta),
-            novelty,
-            fill,
-            selection,
-        )
-
     # ------------------------------------------------------------------ bins
 
     def sigmas(self, std: np.ndarray, novelty: np.ndarray | None = None) -> np.ndarray:
@@ -328,7 +223,7 @@ class ConformalTarget:
             base = np.asarray(std, dtype=np.float64) + float(self.offset)  # type: ignore[arg-type]
         if self.beta == 0.0:
             return base
-        u = _novelty(novelty, len(std))
+        u = novelty_values(novelty, len(std))
         u = np.where(np.isfinite(u), u, self.novelty_fill)
         return base * (1.0 + self.beta * u)
 
@@ -390,7 +285,7 @@ class ConformalTarget:
         """Highest level the pooled bin serves with a finite interval."""
         n = self.n
         level = n / (n + 1)
-        while level > 0 and not _servable(n, level):  # float rounding of crepes' index
+        while level > 0 and not servable(n, level):  # float rounding of crepes' index
             level = math.nextafter(level, 0.0)
         return level
 
@@ -407,10 +302,10 @@ class ConformalTarget:
     ) -> list[str]:
         """The serving bin of each query at ``level``."""
         sizes = self.serving_bins()
-        domain = _domain_code(in_domain, len(std))
+        domain = domain_codes(in_domain, len(std))
         out = []
         for chain in self._chains(np.asarray(std, dtype=np.float64), domain):
-            out.append(next((k for k in chain if k in sizes and _servable(sizes[k], level)), ""))
+            out.append(next((k for k in chain if k in sizes and servable(sizes[k], level)), ""))
         return out
 
     def intervals(
@@ -436,7 +331,7 @@ class ConformalTarget:
         if self.normalized and not np.isfinite(std[np.isfinite(y_hat)]).all():
             raise ConfigError("this calibration needs the ensemble std of every prediction")
         keys = self.assign(std, in_domain, level)
-        sig = self.sigmas(std, None if novelty is None else _novelty(novelty, len(y_hat)))
+        sig = self.sigmas(std, None if novelty is None else novelty_values(novelty, len(y_hat)))
         low, high = np.full(len(y_hat), np.nan), np.full(len(y_hat), np.nan)
         ok = np.isfinite(y_hat)
         stored = (self.multipliers or {}).get(level)
@@ -475,7 +370,7 @@ class ConformalTarget:
                     np.zeros(len(serving)), np.ones(len(serving)), np.arange(len(serving)), level
                 )
             out[float(level)] = {
-                key: float(got[j, 1]) if _servable(sizes[key], level) else None
+                key: float(got[j, 1]) if servable(sizes[key], level) else None
                 for j, key in enumerate(serving)
             }
         return out
@@ -575,74 +470,7 @@ def _read_multipliers(data: dict[str, Any] | None) -> dict[float, dict[str, floa
     }
 
 
-def select_beta(
-    residuals: np.ndarray,
-    stds: np.ndarray,
-    domain: np.ndarray,
-    novelty: np.ndarray,
-    min_bin_size: int = MIN_BIN_SIZE,
-    grid: Sequence[float] = BETA_GRID,
-    folds: int = BETA_FOLDS,
-    repeats: int = BETA_REPEATS,
-    level: float = DEFAULT_LEVEL,
-) -> tuple[float, dict[str, Any]]:
-    """The novelty scaling ``beta`` of ``sigma = (std + offset) * (1 + beta * novelty)``, from
-    the calibration molecules alone.
-
-    For each candidate, ``folds``-fold cross-validation within the calibration set (random
-    folds, seeds 0..``repeats``-1; each fold's intervals fitted on the other folds with the same
-    rule: offset, std terciles, Mondrian bins) gives every held-out molecule's ``level``
-    interval. The score is the mean over the calibration set's *novelty terciles* of
-    ``|held-out coverage in the tercile - level|``: a difficulty that knows the applicability
-    domain covers the most novel third as well as the most familiar one, so a set more novel
-    than the calibration set is covered too. (Mean width is the usual criterion of normalised
-    conformal, but the narrowest intervals at a fixed marginal coverage come from giving up on
-    the hardest molecules, the opposite of what novelty scaling is for.) The smallest beta whose
-    score is within ``BETA_TOLERANCE`` of the best wins (0, the std difficulty, when novelty
-    does not help). Returns (beta, record of the grid, per-beta score, tercile coverages and
-    mean width). A set too small for ``level`` intervals in a fold keeps beta 0; a set larger
-    than ``BETA_MAX_MOLECULES`` is searched on a seeded random subset of that size."""
-    if len(residuals) > BETA_MAX_MOLECULES:
-        pick = np.sort(np.random.default_rng(0).choice(len(residuals), BETA_MAX_MOLECULES, False))
-        residuals, stds, domain, novelty = (a[pick] for a in (residuals, stds, domain, novelty))
-    n = len(residuals)
-    record: dict[str, Any] = {"grid": [float(b) for b in grid], "folds": folds,
-                              "repeats": repeats, "level": level,
-                              "criterion": "mean |held-out coverage - level| over the "
-                              "calibration set's novelty terciles"}  # fmt: skip
-    if n < folds or not _servable(n - int(math.ceil(n / folds)), level):
-        record["score"] = None
-        return 0.0, record
-    splits = []
-    for seed in range(repeats):
-        order = np.random.default_rng(seed).permutation(n)
-        splits += [(np.setdiff1d(order, part), part) for part in np.array_split(order, folds)]
-    tercile = np.digitize(novelty, np.quantile(novelty, [1 / 3, 2 / 3]))
-    scores, coverages, widths = [], [], []
-    for beta in grid:
-        hit = np.zeros(n)
-        width = 0.0
-        for train, held in splits:
-            target = ConformalTarget._build(
-                residuals[train], stds[train], domain[train], min_bin_size,
-                "std+novelty", float(beta), novelty[train],
-            )  # fmt: skip
-            low, high, _ = target.intervals(
-                np.zeros(len(held)), stds[held], domain[held], level, novelty[held]
-            )
-            hit[held] += (residuals[held] >= low) & (residuals[held] <= high)
-            width += float(np.sum(high - low))
-        cov = [float(hit[tercile == t].mean() / repeats) for t in range(3) if (tercile == t).any()]
-        coverages.append(cov)
-        scores.append(float(np.mean(np.abs(np.asarray(cov) - level))))
-        widths.append(width / (n * repeats))
-    record.update(score=scores, tercile_coverage=coverages, mean_width=widths)
-    best = min(scores)
-    beta = next(b for b, v in zip(grid, scores, strict=True) if v <= best + BETA_TOLERANCE)
-    return float(beta), record
-
-
-def _logit(p: np.ndarray) -> np.ndarray:
+def logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(np.asarray(p, dtype=np.float64), 1e-7, 1 - 1e-7)
     return np.log(p / (1 - p))
 
@@ -655,31 +483,8 @@ class PlattTarget:
     b: float
     n: int
 
-    @classmethod
-    def fit(cls, y: np.ndarray, p: np.ndarray) -> PlattTarget:
-        """Platt (1999): unpenalised logistic regression of the 0/1 labels ``y`` on
-        ``logit(p)`` with Platt's smoothed targets ``(n+ + 1) / (n+ + 2)`` and
-        ``1 / (n- + 2)`` (as scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``),
-        which keeps a small calibration set from making the map too steep. The soft targets
-        are fed to scikit-learn's ``LogisticRegression`` as each molecule twice, once per
-        class, weighted by the target's probability."""
-        from sklearn.linear_model import LogisticRegression
-
-        y = np.asarray(y, dtype=np.float64)
-        if len(np.unique(y)) < 2:
-            raise ConfigError("Platt scaling needs both classes among the calibration labels")
-        n_pos, n_neg = float(y.sum()), float(len(y) - y.sum())
-        soft = np.where(y > 0.5, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
-        x = _logit(p)[:, None]
-        model = LogisticRegression(C=np.inf).fit(
-            np.concatenate([x, x]),
-            np.concatenate([np.ones(len(y), int), np.zeros(len(y), int)]),
-            sample_weight=np.concatenate([soft, 1 - soft]),
-        )
-        return cls(float(model.coef_[0, 0]), float(model.intercept_[0]), len(y))
-
     def apply(self, p: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(self.a * _logit(p) + self.b)))
+        return 1.0 / (1.0 + np.exp(-(self.a * logit(p) + self.b)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "platt", "a": self.a, "b": self.b, "n": self.n}
@@ -784,55 +589,6 @@ class Calibration:
             raise ArtifactError(f"corrupt calibration {path}: {exc}") from exc
 
 
-def fit_calibration(
-    task_type: str,
-    names: Sequence[str],
-    targets: np.ndarray,
-    mean: np.ndarray,
-    std: np.ndarray | None,
-    in_domain: Sequence[object] | np.ndarray | None,
-    fitted_on: str = "validation split",
-    min_bin_size: int = MIN_BIN_SIZE,
-    novelty: np.ndarray | None = None,
-    difficulty: str = DEFAULT_DIFFICULTY,
-) -> Calibration:
-    """Fit one calibration per target on its labelled rows.
-
-    Shapes:
-        targets, mean: (n, T) labels (NaN: missing) and uncalibrated ensemble means (target
-        units; mean probabilities for classifiers); std: (n, T) ensemble stds or None;
-        in_domain: (n,) bool or None; novelty: (n,) ``1 - max similarity to the training set``
-        or None (``difficulty="std+novelty"`` needs it, see :class:`ConformalTarget`).
-    """
-    targets = np.asarray(targets, dtype=np.float64).reshape(len(targets), -1)
-    mean = np.asarray(mean, dtype=np.float64).reshape(len(mean), -1)
-    fitted: dict[str, ConformalTarget | PlattTarget] = {}
-    skipped: dict[str, str] = {}
-    for j, name in enumerate(names):
-        ok = np.isfinite(targets[:, j]) & np.isfinite(mean[:, j])
-        try:
-            if not ok.any():
-                raise ConfigError(f"no labelled calibration molecules for target {name!r}")
-            if task_type == "classification":
-                fitted[name] = PlattTarget.fit(targets[ok, j], mean[ok, j])
-            else:
-                s = None if std is None else np.asarray(std, dtype=np.float64)[ok, j]
-                d = None if in_domain is None else np.asarray(in_domain)[ok]
-                u = None if novelty is None else np.asarray(novelty, dtype=np.float64)[ok]
-                fitted[name] = ConformalTarget.fit(
-                    targets[ok, j], mean[ok, j], s, d, min_bin_size, u, difficulty
-                )
-        except ConfigError as exc:
-            if len(names) == 1:
-                raise
-            skipped[name] = str(exc)
-            log.warning("target %r is not calibrated: %s", name, exc)
-    if not fitted:
-        reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items())
-        raise ConfigError(f"no target could be calibrated ({reasons})")
-    return Calibration(task_type, fitted, fitted_on, skipped)
-
-
 __all__ = [
     "CALIBRATION_NAME",
     "DEFAULT_DIFFICULTY",
@@ -844,7 +600,9 @@ __all__ = [
     "ConformalTarget",
     "PlattTarget",
     "check_level",
-    "fit_calibration",
+    "domain_codes",
+    "logit",
     "novelty_from_similarity",
-    "select_beta",
+    "novelty_values",
+    "servable",
 ]

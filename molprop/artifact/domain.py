@@ -33,18 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import load_file, save_file
 
-from molprop.artifact.paths import artifact_file
+from molprop.artifact.paths import DOMAIN_NAME, SPLIT_NAME, artifact_file
+from molprop.artifact.split import read_split
 from molprop.chem.fingerprints import N_BITS, RADIUS, morgan_bits
 from molprop.chem.smiles import parse_smiles
 from molprop.errors import ArtifactError
 
 log = logging.getLogger(__name__)
 
-DOMAIN_NAME = "domain.safetensors"
 PERCENTILE = 5.0
 _CHUNK = 32  # query rows per block: (chunk, n_train, n_words) uint64, ~27 MB for 3,400 train
 _GEMM_MIN_QUERIES = 64  # from this many queries on, intersections by matrix product
@@ -303,10 +302,9 @@ def add_domain_to_artifact(
     """
     directory = Path(directory)
     if train_smiles is None:
-        split_path = artifact_file(directory, "split.csv")
-        if not split_path.exists():
-            raise ArtifactError(f"no split.csv in {directory}: pass the training SMILES")
-        split = pd.read_csv(split_path, dtype={"smiles": str, "split": str})
+        split = read_split(directory)
+        if split is None:
+            raise ArtifactError(f"no {SPLIT_NAME} in {directory}: pass the training SMILES")
         train_smiles = split.loc[split["split"] == "train", "smiles"].tolist()
     domain = ApplicabilityDomain.fit(list(train_smiles))
     log.info(

@@ -29,10 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from molprop.artifact.paths import artifact_file
+from molprop.artifact.paths import REFERENCE_NAME, artifact_file
 from molprop.errors import ArtifactError
 
-REFERENCE_NAME = "reference.json"
 FORMAT = "molprop-reference"
 VERSION = 1
 #: the stored percentile levels: 0, 0.5, ..., 100

@@ -1,26 +1,30 @@
 """Model and panel names and paths -> artifact directories and panel files.
 
-A model *name* (``"solubility"``) is looked up, in order, in ``$MOLPROP_MODEL_DIR`` (if set) and
-in the models shipped with molprop (:func:`shipped_models_dir`); anything else is a path. A
-*panel* name (``"admet"``: several models answered together, see :mod:`molprop.artifact.panel`)
-is looked up in the same directories, as ``<dir>/panels/<name>.json``; a model of the same name
+A model *name* (``"solubility"``) is looked up, in order, among the models fine-tune jobs
+published (when the caller has a job database: :class:`molprop.artifact.published.PublishedModels`),
+in the directories the caller serves (``dirs``), in ``$MOLPROP_MODEL_DIR`` (if set) and in the
+models shipped with molprop (:func:`shipped_models_dir`); anything else is a path. A *panel*
+name (``"admet"``: several models answered together, see :mod:`molprop.artifact.panel`) is
+looked up in the same directories, as ``<dir>/panels/<name>.json``; a model of the same name
 comes first. This module is the one place that knows where models and panels live (the
-service's default too).
+service's default too): the CLI, the job worker and the service find models through
+:func:`resolve_model`.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
-from molprop.artifact.paths import artifact_file
+from molprop.artifact.paths import CONFIG_NAME, artifact_file
 from molprop.errors import ArtifactError
 
 #: The environment variable naming an extra directory of model artifacts.
 MODEL_DIR_ENV = "MOLPROP_MODEL_DIR"
-CONFIG_NAME = "config.json"
 #: The folder of a model directory that holds panel definitions, ``<name>.json`` each.
 PANELS_DIR = "panels"
 PANEL_SUFFIX = ".json"
@@ -52,48 +56,71 @@ def shipped_models_dir() -> Path:
     return _SOURCE_TREE_MODELS
 
 
-def model_dirs() -> list[Path]:
-    """Where model names are looked up, in order: ``$MOLPROP_MODEL_DIR`` (if set), then
-    :func:`shipped_models_dir`."""
-    dirs = []
+class ModelSource(Protocol):
+    """Models found by name outside the model directories: the ones fine-tune jobs stored in
+    a job database (:class:`molprop.artifact.published.PublishedModels`)."""
+
+    def find(self, name: str) -> Path | None:
+        """The artifact directory of the model ``name``; None when there is no such model."""
+        ...
+
+
+def model_dirs(dirs: Sequence[str | Path] = ()) -> list[Path]:
+    """Where model names are looked up, in order: ``dirs`` (the caller's own model
+    directories), ``$MOLPROP_MODEL_DIR`` (if set), then :func:`shipped_models_dir`."""
+    out = [Path(d) for d in dirs]
     if os.environ.get(MODEL_DIR_ENV):
-        dirs.append(Path(os.environ[MODEL_DIR_ENV]))
-    dirs.append(shipped_models_dir())
-    return dirs
+        out.append(Path(os.environ[MODEL_DIR_ENV]))
+    out.append(shipped_models_dir())
+    return out
 
 
-def available_models() -> list[str]:
+def artifacts_in(directory: str | Path) -> list[Path]:
+    """The artifact directories directly inside ``directory`` (each ``<name>/config.json``),
+    sorted by name."""
+    return sorted(p.parent for p in Path(directory).glob(f"*/{CONFIG_NAME}"))
+
+
+def available_models(dirs: Sequence[str | Path] = ()) -> list[str]:
     """Names of every model found in :func:`model_dirs`."""
-    return sorted({p.parent.name for b in model_dirs() for p in b.glob(f"*/{CONFIG_NAME}")})
+    return sorted({p.name for b in model_dirs(dirs) for p in artifacts_in(b)})
 
 
-def resolve_model(name_or_path: str | Path) -> Path:
+def resolve_model(
+    name_or_path: str | Path,
+    dirs: Sequence[str | Path] = (),
+    published: ModelSource | None = None,
+) -> Path:
     """A model name or an artifact directory -> the artifact directory.
 
     * A ``str`` matching ``^[A-Za-z0-9][A-Za-z0-9_.-]*$`` (no path separator, no leading dot,
-      so never ``..``) is a *name*: it is looked up only in :func:`model_dirs`, never in
-      the working directory, so a folder ``./solubility`` does not shadow the shipped model.
+      so never ``..``) is a *name*: it is looked up among the ``published`` models (a job
+      database's, when given), then only in :func:`model_dirs` (``dirs`` first), never in the
+      working directory, so a folder ``./solubility`` does not shadow the shipped model.
     * Anything else — a ``Path`` object, or a string with a separator (``runs/esol``,
       ``./my_model``, an absolute path) — is a *path* to an artifact directory.
     """
     if isinstance(name_or_path, str) and MODEL_NAME.fullmatch(name_or_path):
         name = name_or_path
-        for base in model_dirs():
+        found = published.find(name) if published is not None else None
+        if found is not None:
+            return found
+        for base in model_dirs(dirs):
             if (base / name / CONFIG_NAME).is_file():
                 return base / name
         hint = ""
         if (Path(name) / CONFIG_NAME).is_file():
             hint = f"; to use the directory {name!r} here, pass it as a path: ./{name}"
         raise ArtifactError(
-            f"no model named {name!r} in {[str(d) for d in model_dirs()]} "
-            f"(models: {available_models()}){hint}"
+            f"no model named {name!r} in {[str(d) for d in model_dirs(dirs)]} "
+            f"(models: {available_models(dirs)}){hint}"
         )
     path = Path(name_or_path)
     if (path / CONFIG_NAME).is_file():
         return path
     raise ArtifactError(
         f"no model artifact at {str(path)!r} (no {CONFIG_NAME} there); "
-        f"model names (no path separators) are: {available_models()}"
+        f"model names (no path separators) are: {available_models(dirs)}"
     )
 
 

@@ -1,11 +1,6 @@
-"""Model artifacts: a directory with ``config.json`` and one ``model.safetensors`` per member.
-
-Layout::
-
-    DIR/config.json                      ArtifactConfig (model, featurizer, task + scaler, ...)
-    DIR/members/<i>/model.safetensors    weights of ensemble member i
-    DIR/metrics.json                     metrics of the training run (read_metrics)
-    DIR/split.csv, card.md               the split (training) and the card (molprop.artifact.card)
+"""Model artifacts: a directory with ``config.json`` and one ``model.safetensors`` per member
+(the whole layout: :mod:`molprop.artifact.paths`; the handle over it:
+:class:`molprop.artifact.Artifact`).
 
 Loading reads JSON and safetensors only: nothing is ever unpickled. Every file is named through
 :func:`molprop.artifact.paths.artifact_file` (nothing outside the directory is read, links
@@ -28,18 +23,15 @@ from safetensors.torch import load_file, save_file
 
 from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.paths import artifact_file
+from molprop.artifact.paths import (
+    CONFIG_NAME,
+    METRICS_NAME,
+    WEIGHTS_NAME,
+    artifact_file,
+    member_name,
+)
 from molprop.errors import ArtifactError, ConfigError
 from molprop.models.model import MolPropModel
-
-CONFIG_NAME = "config.json"
-WEIGHTS_NAME = "model.safetensors"
-METRICS_NAME = "metrics.json"
-
-
-def member_name(i: int) -> str:
-    """Member ``i``'s weight file, relative to the artifact directory."""
-    return f"members/{i}/{WEIGHTS_NAME}"
 
 
 def member_path(directory: Path, i: int) -> Path:
@@ -85,6 +77,26 @@ def write_config(directory: str | Path, config: ArtifactConfig) -> Path:
     path = Path(directory) / CONFIG_NAME
     path.write_text(json.dumps(config.to_dict(), indent=2))
     return path
+
+
+def update_provenance(directory: str | Path, **changes: Any) -> ArtifactConfig:
+    """Set these :class:`~molprop.artifact.config.Provenance` fields (``data``,
+    ``finetuned_from``, ...) in the artifact's ``config.json``; the rest of the file is kept as
+    it is, byte for byte (a field set to ``""`` or None is removed, as ``Provenance`` writes
+    it). Returns the new config."""
+    config = load_config(directory)
+    provenance = replace(config.provenance, **changes)
+    path = artifact_file(directory, CONFIG_NAME)
+    data = json.loads(path.read_text())
+    extra = data.setdefault("extra", {})
+    for key in changes:
+        value = getattr(provenance, key)
+        if value in ("", None):
+            extra.pop(key, None)
+        else:
+            extra[key] = value
+    path.write_text(json.dumps(data, indent=2))
+    return replace(config, provenance=provenance)
 
 
 def next_version(version: str) -> str:
@@ -214,6 +226,19 @@ def check_shapes(
         )
 
 
+def load_member_weights(directory: str | Path, i: int) -> dict[str, torch.Tensor]:
+    """Member ``i``'s tensors as stored (name -> tensor), for a new model to start from; the
+    caller checks them against its own model (``ArtifactError`` for a missing or corrupt
+    file)."""
+    path = artifact_file(directory, member_name(i))
+    if not path.is_file():
+        raise ArtifactError(f"missing weights {path}")
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ArtifactError(f"corrupt weights {path}: {exc}") from exc
+
+
 def load_members(directory: str | Path, config: ArtifactConfig | None = None) -> list[MolPropModel]:
     """The ensemble members, each checked against the config before anything is allocated:
     the tensor names and shapes in its weight file's header must be those of the model the
@@ -237,3 +262,27 @@ def load_members(directory: str | Path, config: ArtifactConfig | None = None) ->
         model.eval()
         members.append(model)
     return members
+
+
+__all__ = [
+    "CONFIG_NAME",
+    "METRICS_NAME",
+    "WEIGHTS_NAME",
+    "check_shapes",
+    "expected_shapes",
+    "load_config",
+    "load_members",
+    "load_member_weights",
+    "load_state_strict",
+    "member_name",
+    "member_path",
+    "next_version",
+    "read_metrics",
+    "rename_targets",
+    "save_artifact",
+    "set_version",
+    "stored_shapes",
+    "update_provenance",
+    "write_config",
+    "write_metrics",
+]

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from molprop.artifact import Artifact
 from molprop.jobstore import store
 from molprop.jobstore.store import JobRecord
 from molprop.models.config import TrainConfig
@@ -93,7 +94,8 @@ def run_finetune_job(engine: Engine, job: JobRecord, base_dir: Path) -> None:
             store.finish_unpublished(engine, job.id, job.claim, report)
             log.warning("job %s: %s", job.id, report["reason"])
             return
-        store.finish_with_model(engine, job.id, job.claim, options["name"], out, report)
+        files = Artifact(out).pack()
+        store.finish_with_model(engine, job.id, job.claim, options["name"], files, report)
     log.info("job %s: model %s stored", job.id, options["name"])
 
 

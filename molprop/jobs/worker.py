@@ -23,7 +23,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from molprop.artifact.resolve import CONFIG_NAME, resolve_model
+from molprop.artifact.published import PublishedModels
+from molprop.artifact.resolve import resolve_model
 from molprop.errors import TrainingInterrupted
 from molprop.inference.predictor import Predictor
 from molprop.jobs.predict import run_predict_job
@@ -82,18 +83,16 @@ class Worker:
         self.engine = db.make_engine(config.database_url)
         db.migrate(self.engine)
         self.data_dir = Path(config.data_dir or db.data_dir())
+        self.published = PublishedModels.in_data_dir(self.engine, self.data_dir)
         self._predictors: dict[str, Predictor] = {}
         self.jobs_run = 0
 
     def model_dir(self, name: str) -> Path:
-        """A model name -> its artifact directory: a model made by a fine-tune job (extracted
-        from the database once), else a served / shipped model (``artifact.resolve``)."""
-        if name in store.model_names(self.engine):
-            return store.extract_model(self.engine, name, self.data_dir / "models")
-        served = self.config.model_dir
-        if served is not None and (served / name / CONFIG_NAME).is_file():
-            return served / name
-        return resolve_model(name)
+        """A model name -> its artifact directory (:func:`~molprop.artifact.resolve.resolve_model`):
+        a model made by a fine-tune job (extracted from the database once), else one of
+        ``model_dir``, ``$MOLPROP_MODEL_DIR`` or the shipped models."""
+        served = [self.config.model_dir] if self.config.model_dir is not None else []
+        return resolve_model(name, served, self.published)
 
     def predictor(self, name: str) -> Predictor:
         """The loaded model ``name``, cached by its directory (a model deleted and published

@@ -20,10 +20,9 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
@@ -463,25 +462,21 @@ def finish_with_model(
     job_id: str,
     token: str,
     name: str,
-    directory: Path,
+    files: Mapping[str, bytes],
     report: dict[str, Any] | None = None,
 ) -> None:
-    """Store the artifact in ``directory`` as model ``name`` and mark the job done with its
+    """Store a model's ``files`` (relative path -> bytes: a packed artifact,
+    :meth:`molprop.artifact.Artifact.pack`) as model ``name`` and mark the job done with its
     ``report``, in one transaction (:class:`JobLost` if the job is no longer held;
     :class:`JobStoreError` if the name is taken)."""
-    files = sorted(p for p in Path(directory).rglob("*") if p.is_file())
     with engine.begin() as conn:
         if conn.execute(select(jobs.c.id).where(_held(job_id, token))).first() is None:
             raise JobLost(f"job {job_id} is no longer held by this worker")
         if conn.execute(select(job_models.c.name).where(job_models.c.name == name)).first():
             raise JobStoreError(f"a model named {name!r} already exists")
         conn.execute(insert(job_models).values(name=name, job_id=job_id, created_at=utcnow()))
-        for path in files:
-            conn.execute(
-                insert(job_model_files).values(
-                    name=name, path=path.relative_to(directory).as_posix(), data=path.read_bytes()
-                )
-            )
+        for path, data in files.items():
+            conn.execute(insert(job_model_files).values(name=name, path=path, data=data))
         conn.execute(
             update(jobs)
             .where(_held(job_id, token))
@@ -497,9 +492,9 @@ def finish_with_model(
 
 def delete_model(engine: Engine, name: str) -> str | None:
     """Delete fine-tuned model ``name`` and its files -> the id of the job that made it (None:
-    no such model). Its extracted copies (:func:`extract_model`, under that id) are left to the
-    caller: each publication extracts to a directory of its own, so a later model of the same
-    name never reuses them."""
+    no such model). Its extracted copies (:class:`molprop.artifact.published.PublishedModels`,
+    under that id) are left to the caller: each publication extracts to a directory of its own,
+    so a later model of the same name never reuses them."""
     with engine.begin() as conn:
         job_id = conn.execute(select(job_models.c.job_id).where(job_models.c.name == name)).scalar()
         conn.execute(delete(job_model_files).where(job_model_files.c.name == name))
@@ -513,40 +508,22 @@ def model_names(engine: Engine) -> list[str]:
         return sorted(r[0] for r in conn.execute(select(job_models.c.name)).all())
 
 
-def extract_model(engine: Engine, name: str, root: Path) -> Path:
-    """Write model ``name``'s files under ``root / <id of the job that made it> / name``
-    (written to a temporary directory and renamed, so a reader never sees half a model; a model
-    deleted and made again under the same name gets a new directory) -> that directory."""
+def model_job(engine: Engine, name: str) -> str | None:
+    """The id of the job that made the model ``name`` (None: no such model)."""
     with engine.connect() as conn:
-        job_id = conn.execute(select(job_models.c.job_id).where(job_models.c.name == name)).scalar()
-    if job_id is None:
-        raise JobStoreError(f"no model named {name!r} in the job database")
-    root = Path(root) / job_id
-    target = root / name
-    if (target / "config.json").is_file():
-        return target
-    root.mkdir(parents=True, exist_ok=True)
+        return conn.execute(select(job_models.c.job_id).where(job_models.c.name == name)).scalar()
+
+
+def model_files(engine: Engine, name: str) -> dict[str, bytes]:
+    """Model ``name``'s files as stored by :func:`finish_with_model` (relative path -> bytes,
+    in path order; empty: no such model)."""
     with engine.connect() as conn:
         rows = conn.execute(
-            select(job_model_files.c.path, job_model_files.c.data).where(
-                job_model_files.c.name == name
-            )
+            select(job_model_files.c.path, job_model_files.c.data)
+            .where(job_model_files.c.name == name)
+            .order_by(job_model_files.c.path)
         ).all()
-    if not rows:
-        raise JobStoreError(f"no model named {name!r} in the job database")
-    staging = Path(root) / f".{name}.{uuid.uuid4().hex}"
-    for rel, data in rows:
-        path = staging / rel
-        if not path.resolve().is_relative_to(staging.resolve()):
-            raise JobStoreError(f"model {name!r}: file path {rel!r} leaves its directory")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    try:
-        staging.rename(target)
-    except OSError:  # another process extracted it first
-        if not (target / "config.json").is_file():
-            raise
-    return target
+    return {str(path): bytes(data) for path, data in rows}
 
 
 __all__ = [
@@ -567,7 +544,6 @@ __all__ = [
     "count_waiting",
     "create_job",
     "delete_model",
-    "extract_model",
     "fail_job",
     "finish_job",
     "finish_with_model",
@@ -576,6 +552,8 @@ __all__ = [
     "holds",
     "iter_results",
     "list_jobs",
+    "model_files",
+    "model_job",
     "model_names",
     "pending_chunks",
     "pending_model_names",

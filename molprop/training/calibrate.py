@@ -1,4 +1,5 @@
-"""Calibrate an artifact and measure its calibration (see :mod:`molprop.artifact.calibration`).
+"""Calibrate an artifact and measure its calibration (the stored structure:
+:mod:`molprop.artifact.calibration`; the fitting rules: :mod:`.calibration_fit`).
 
 :func:`calibrate_artifact` fits the calibration on one labelled set (the validation split at
 train / fine-tune time and for the shipped models), writes ``calibration.json`` and, when a test set is given, measures it there: coverage and mean
@@ -24,18 +25,18 @@ from typing import Any
 
 import numpy as np
 
+from molprop.artifact import Artifact
 from molprop.artifact.calibration import (
-    CALIBRATION_NAME,
     DEFAULT_DIFFICULTY,
     DEFAULT_LEVEL,
     Calibration,
     ConformalTarget,
     PlattTarget,
-    fit_calibration,
     novelty_from_similarity,
 )
 from molprop.errors import ConfigError
 from molprop.inference import STATUS_OK, Predictor
+from molprop.training.calibration_fit import fit_calibration
 from molprop.training.metrics import brier, ece, interval_metrics
 from molprop.training.tables import LabelledSet
 
@@ -83,7 +84,7 @@ def fit_on(
     difficulty: str = DEFAULT_DIFFICULTY,
 ) -> Calibration:
     """Fit the calibration of ``predictor`` on ``data`` (rows that failed are left out;
-    ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`)."""
+    ``difficulty``: see :func:`~molprop.training.calibration_fit.fit_conformal`)."""
     raw = raw_predictions(predictor, data)
     keep = _rows(raw, data.targets)
     if not keep.any():
@@ -202,7 +203,7 @@ def calibrate_artifact(
     Platt scaling) raises ``ConfigError``; with ``strict=False`` (training) it is logged, the
     artifact is left without calibration and the entry is ``{"not_calibrated": reason}``."""
     directory = Path(directory)
-    (directory / CALIBRATION_NAME).unlink(missing_ok=True)  # never keep a stale one
+    Artifact(directory).remove_calibration()  # never keep a stale one
     predictor = Predictor.from_pretrained(directory)
     try:
         calibration = fit_on(predictor, calibration_set, fitted_on)
@@ -223,7 +224,7 @@ def store_calibration(
     """Write ``calibration`` into the artifact ``directory`` (whose ``predictor`` made the
     calibration predictions) and return the ``"calibration"`` entry of ``metrics.json``: the
     summary plus, with ``test``, its measurement there (``"test"``)."""
-    calibration.save(directory)
+    Artifact(Path(directory)).write_calibration(calibration)
     log.info("calibrated %s: %s", directory, calibration.describe())
     report = summary(calibration)
     if test is not None and len(test):

@@ -26,7 +26,7 @@ predicted *out of fold*:
    neighbour — although the fold model never saw it.)
    Artifacts without a domain get no flags;
 4. the artifact's ``calibration.json`` is fitted on those out-of-fold points (the same
-   :func:`~molprop.artifact.calibration.fit_calibration`: Mondrian bins, offset, Platt for
+   :func:`~molprop.training.calibration_fit.fit_calibration`: Mondrian bins, offset, Platt for
    classifiers). The artifact's weights are never touched.
 
 Fold models are written to a work directory (a temporary one unless given; never next to the
@@ -54,16 +54,17 @@ from typing import Any
 
 import numpy as np
 
-from molprop.artifact.calibration import Calibration, fit_calibration
+from molprop.artifact import Artifact
+from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.domain import DOMAIN_NAME, add_domain_to_artifact
-from molprop.artifact.store import load_config, save_artifact
+from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdout
 from molprop.errors import ConfigError, DataError
 from molprop.inference import Predictor
 from molprop.models.predict import per_atom_counts
 from molprop.training.calibrate import raw_predictions, store_calibration
+from molprop.training.calibration_fit import fit_calibration
 from molprop.training.fit import build_model, fit_ensemble
 from molprop.training.tables import LabelledSet, make_task, model_targets, subset
 
@@ -208,7 +209,7 @@ def _train_fold(
         task_type=task.task_type,
     )
     fold_config = replace(config, task=task, train=train_cfg, name=name, augment=None)
-    save_artifact(fold_dir, fold_config, fitted.members)
+    Artifact(fold_dir).save(fold_config, fitted.members)
     return {"members": fitted.summaries}
 
 
@@ -240,7 +241,7 @@ def _fold_key(
 def _reusable(fold_dir: Path, key: str) -> dict[str, Any] | None:
     """The summaries of a finished fold model in ``fold_dir`` trained for ``key``, else None."""
     marker = fold_dir / FOLD_MARKER
-    if not (marker.exists() and (fold_dir / "config.json").exists()):
+    if not (marker.exists() and Artifact(fold_dir).exists()):
         return None
     stored = json.loads(marker.read_text())
     return stored if stored.get("key") == key else None
@@ -329,8 +330,9 @@ def out_of_fold(
                         cv.progress,
                     )
                     (fold_dir / FOLD_MARKER).write_text(json.dumps({"key": key, **trained}))
-                if fold_domains and not (fold_dir / DOMAIN_NAME).exists():
-                    add_domain_to_artifact(fold_dir, [str(data.smiles[i]) for i in train_rows])
+                fold_model = Artifact(fold_dir)
+                if fold_domains and not fold_model.has_domain():
+                    fold_model.add_domain([str(data.smiles[i]) for i in train_rows])
                 raw = raw_predictions(Predictor.from_pretrained(fold_dir), subset(data, held))
                 mean[held], ok[held] = raw.mean, raw.ok
                 if in_domain is not None:

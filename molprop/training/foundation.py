@@ -49,9 +49,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from molprop.artifact.card import write_foundation_card
+from molprop.artifact import Artifact
 from molprop.artifact.config import ArtifactConfig, Provenance
-from molprop.artifact.store import save_artifact, write_metrics
 from molprop.corpus.build import MANIFEST_NAME, read_corpus
 from molprop.corpus.labels import LABELS_DIR, META_NAME, load_scaled_labels
 from molprop.data.batch import GraphBatch, collate_graphs
@@ -682,7 +681,7 @@ def export_foundation(
             data="foundation corpus (molprop foundation data)", split_type="random"
         ),
     )
-    out = save_artifact(out_dir, artifact, [model.eval()])
+    out = Artifact(Path(out_dir)).save(artifact, [model.eval()])
     rows = []
     if (run / METRICS_CSV).exists():
         with open(run / METRICS_CSV, newline="") as fh:
@@ -698,9 +697,9 @@ def export_foundation(
         **compute,
         "parameters": sum(p.numel() for p in model.parameters()),
     }
-    write_metrics(out, {"training": {"foundation": summary}})
-    write_foundation_card(out, corpus=corpus, labels=labels, summary=summary)
-    return out
+    out.write_metrics({"training": {"foundation": summary}})
+    out.write_foundation_card(corpus=corpus, labels=labels, summary=summary)
+    return out.directory
 
 
 __all__ = [

@@ -8,8 +8,6 @@ The calibration is fitted by :mod:`.calibrate` (on the table's predictions) or b
 from __future__ import annotations
 
 import logging
-import shutil
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,16 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from molprop.artifact.calibration import CALIBRATION_NAME, DEFAULT_DIFFICULTY
-from molprop.artifact.card import refresh_card_calibration
-from molprop.artifact.resolve import MODEL_NAME, resolve_model
-from molprop.artifact.store import (
-    load_config,
-    next_version,
-    read_metrics,
-    set_version,
-    write_metrics,
-)
+from molprop.artifact import Artifact
+from molprop.artifact.calibration import DEFAULT_DIFFICULTY
+from molprop.artifact.resolve import MODEL_NAME
+from molprop.artifact.store import next_version
 from molprop.errors import ConfigError, DataError
 from molprop.inference import Predictor
 from molprop.training.calibrate import fit_on, measure, summary
@@ -45,14 +37,6 @@ class RecalibrateResult:
     report: dict[str, Any]
     n_rows_used: int
     n_rows_invalid: int
-
-
-def _writable_copy(src: Path, dest: Path) -> None:
-    if dest.exists() and any(dest.iterdir()):
-        raise ConfigError(f"--out {dest} exists and is not empty; choose a new directory")
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("logs"), dirs_exist_ok=True)
-    for path in [dest, *dest.rglob("*")]:  # shipped package data may be read-only
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
 def recalibrate(
@@ -75,7 +59,7 @@ def recalibrate(
     ``version`` in ``config.json`` goes up by one, ``metrics.json`` gets the new
     ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
     fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
-    is used to fit. ``difficulty``: see :class:`~molprop.artifact.calibration.ConformalTarget`
+    is used to fit. ``difficulty``: see :func:`~molprop.training.calibration_fit.fit_conformal`
     (the cross-validated fit uses ``"std"``).
 
     ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
@@ -83,22 +67,25 @@ def recalibrate(
     retrained with the model's recipe on scaffold folds of it
     (:func:`molprop.training.cv_calibrate.fit_cross_validated`); the weights still never change.
     """
-    src = resolve_model(model)
+    src = Artifact.open(model)
     if out is not None:
-        dest = Path(out)
-        if dest.resolve() == src.resolve():
+        if Path(out).resolve() == src.directory.resolve():
             raise ConfigError(
                 "--out is the model directory itself; leave --out out to recalibrate in place"
             )
-        _writable_copy(src, dest)
+        if Path(out).exists() and any(Path(out).iterdir()):
+            raise ConfigError(f"--out {out} exists and is not empty; choose a new directory")
+        artifact = src.copy_to(out)
     else:
         if isinstance(model, str) and MODEL_NAME.fullmatch(model):
             raise ConfigError(
-                f"{model!r} is a model name ({src}): give --out DIR for the recalibrated copy, "
-                "or pass the artifact as a path (e.g. ./my_model) to recalibrate it in place"
+                f"{model!r} is a model name ({src.directory}): give --out DIR for the "
+                "recalibrated copy, or pass the artifact as a path (e.g. ./my_model) to "
+                "recalibrate it in place"
             )
-        dest = src
-    config = load_config(dest)
+        artifact = src
+    dest = artifact.directory
+    config = artifact.read_config()
     columns = list(target_columns or config.task.target_names)
     if len(columns) != len(config.task.target_names):
         raise DataError(
@@ -122,12 +109,11 @@ def recalibrate(
     else:
         fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"
         calibration = fit_on(predictor, labelled, fitted_on, difficulty)
-    previous = dest / CALIBRATION_NAME
-    if out is None and previous.exists():
-        previous.replace(dest / f"calibration.v{config.version}.json")
-    calibration.save(dest)
+    if out is None:
+        artifact.archive_calibration(config.version)
+    artifact.write_calibration(calibration)
     version = next_version(config.version)
-    set_version(dest, version)
+    artifact.set_version(version)
     report = summary(calibration)
     if cv_report is not None:
         report["cross_validation"] = cv_report
@@ -135,10 +121,8 @@ def recalibrate(
         _, test = read(test_data)
         report["test"] = measure(calibration, Predictor.from_pretrained(dest), test)
         report["test_data"] = str(test_data)
-    metrics = read_metrics(dest)
-    metrics["calibration"] = report
-    write_metrics(dest, metrics)
-    refresh_card_calibration(dest)
+    artifact.update_metrics(calibration=report)
+    artifact.refresh_card_calibration()
     log.info("recalibrated %s (version %s): %s", dest, version, calibration.describe())
     return RecalibrateResult(dest, version, report, len(table), len(table.invalid))
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from molprop.artifact import Artifact
 from molprop.artifact.reference import Reference
 from molprop.inference.predictor import Predictor
 
@@ -34,5 +35,5 @@ def fit_reference(
     reference = Reference.fit(
         label, sha, {t: out.loc[ok, t].to_numpy() for t in predictor.target_names}
     )
-    reference.save(predictor.directory)
+    Artifact(predictor.directory).write_reference(reference)
     return reference

@@ -10,7 +10,6 @@ description) and :func:`molprop.training.fit.fit_ensemble`. Calibration is
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field, replace
@@ -20,10 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from molprop.artifact.card import write_card
+from molprop.artifact import Artifact
 from molprop.artifact.config import ArtifactConfig, Provenance
-from molprop.artifact.domain import add_domain_to_artifact
-from molprop.artifact.store import save_artifact
 from molprop.data.splits import Split
 from molprop.errors import ConfigError
 from molprop.featurize import FeaturizerConfig
@@ -126,11 +123,13 @@ class TrainRequest:
 
 
 def write_split(out: Path, table: MoleculeTable, split: Split) -> None:
-    pd.DataFrame(
-        {"row": table.rows, "smiles": table.smiles, "split": split.labels(len(table))}
-    ).to_csv(out / "split.csv", index=False)
+    """The artifact's ``split.csv`` (and its ``invalid_rows.csv`` when rows were rejected)."""
+    artifact = Artifact(out)
+    artifact.write_split(
+        pd.DataFrame({"row": table.rows, "smiles": table.smiles, "split": split.labels(len(table))})
+    )
     if table.invalid:
-        table.invalid_frame().to_csv(out / "invalid_rows.csv", index=False)
+        artifact.write_invalid_rows(table.invalid_frame())
 
 
 def evaluate_parts(members, table: MoleculeTable, split: Split, task: TaskConfig) -> dict:
@@ -275,9 +274,9 @@ def run_train(request: TrainRequest) -> TrainResult:
             else any(g.edge_vec_shift is not None for g in table.graphs),
         ),
     )
-    save_artifact(out, artifact, members)
+    written = Artifact(out).save(artifact, members)
     if request.featurizer.kind == "2d":  # applicability domain over the training SMILES
-        add_domain_to_artifact(out, [table.smiles[i] for i in split.train])
+        written.add_domain([table.smiles[i] for i in split.train])
     if request.calibration == "cv":  # out of fold on train + val; the test split is only scored
         metrics["calibration"] = calibrate_cv(out, table, split, request)
     elif len(split.val):  # calibrated on the validation split; the test split is only scored
@@ -286,7 +285,7 @@ def run_train(request: TrainRequest) -> TrainResult:
         )
     else:
         log.warning("no validation split: %s is not calibrated (no intervals)", out)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    written.write_metrics(metrics)
     write_trained_card(out, data, init)
     log.info("test metrics: %s", metrics["test"]["ensemble"])
     return result
@@ -296,8 +295,7 @@ def write_trained_card(out: Path, data: str, init: InitSource | None) -> Path:
     """``card.md`` of a model trained on the user's table: what every artifact documents
     (data, split, model, test metrics, uncertainty, domain, limits)."""
     start = "" if init is None else f", started from {init.directory.name}"
-    return write_card(
-        out,
+    return Artifact(out).write_card(
         title=f"trained on {Path(data).name if data != '<DataFrame>' else 'a table'}{start}",
         data_source=f"`{data}`" if data != "<DataFrame>" else "a table passed in Python",
         licence="as the training data's",

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file
 
+from molprop.artifact import Artifact
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.resolve import resolve_model
-from molprop.artifact.store import load_config, load_state_strict, member_path
+from molprop.artifact.store import load_state_strict
 from molprop.errors import ArtifactError, ConfigError
 from molprop.featurize import FeaturizerConfig
 from molprop.models.config import ModelConfig
@@ -73,8 +72,8 @@ class InitSource:
 
     @classmethod
     def open(cls, name_or_path: str | Path) -> InitSource:
-        directory = resolve_model(name_or_path)
-        return cls(directory, load_config(directory))
+        artifact = Artifact.open(name_or_path)
+        return cls(artifact.directory, artifact.read_config())
 
     def featurizer(self, requested: FeaturizerConfig) -> FeaturizerConfig:
         """The artifact's featuriser; ``requested`` must be the default or the same."""
@@ -113,8 +112,9 @@ class InitSource:
     def member(self, config: ModelConfig, m: int, seed: int) -> MolPropModel:
         """Member ``m`` of the new ensemble: encoder + readout of the artifact's member
         ``m mod n_members``, a fresh head initialised from ``seed``."""
-        src = member_path(self.directory, m % self.config.n_members)
-        return init_from_pretrained(config, load_file(str(src)), str(src), True, seed)
+        source, i = Artifact(self.directory), m % self.config.n_members
+        state, origin = source.read_member_weights(i), str(source.member_path(i))
+        return init_from_pretrained(config, state, origin, True, seed)
 
 
 __all__ = ["LOADED_PARTS", "InitSource", "init_from_pretrained", "model_conflicts"]

@@ -17,9 +17,7 @@ is given, early stopping on validation loss.
 
 from __future__ import annotations
 
-import json
 import logging
-import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,14 +25,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from safetensors.torch import load_file
 
+from molprop.artifact import Artifact
 from molprop.artifact.augment import PretrainedSource, fit_augmentation, raw_features, standardise
-from molprop.artifact.card import write_card
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
-from molprop.artifact.domain import add_domain_to_artifact
 from molprop.artifact.resolve import resolve_base_model
-from molprop.artifact.store import load_config, member_path, save_artifact
+from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
 from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.io.table import MoleculeTable, parse_target
@@ -190,13 +186,6 @@ def uses_measured(request: FinetuneRequest) -> bool:
     return AUGMENT_KIND.get(request.strategy) == "label" and request.mode == "transductive"
 
 
-def copy_pretrained(src: Path, dest: Path) -> None:
-    """Copy what prediction needs (config, weights, nested pretrained copies)."""
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("logs", "*.csv", "metrics.json"))
-
-
 @dataclass
 class AugmentationInputs:
     """Per part: the standardised (n, n_extra) inputs (None without augmentation) and what
@@ -262,15 +251,16 @@ def write_finetuned(
     """The fine-tuned artifact, with a copy of the pretrained one when prediction needs its
     augmentation inputs, its calibration (on ``data``'s validation part, when given) and
     ``metrics.json``. Global rank 0 alone calls this."""
-    if artifact.augment is not None:
-        copy_pretrained(pre_dir, out / artifact.augment.source)
-    save_artifact(out, artifact, members)
+    written = Artifact(out)
+    if artifact.augment is not None:  # what prediction needs of it: config, weights, ...
+        written.write_pretrained_copy(Artifact(pre_dir), artifact.augment.source)
+    written.save(artifact, members)
     if data is not None and artifact.featurizer.kind == "2d":
         # applicability domain over the training SMILES, as ``molprop train`` writes it
-        add_domain_to_artifact(out, list(data.parts["train"].smiles))
+        written.add_domain(list(data.parts["train"].smiles))
     if data is not None:
         calibrate_finetuned(out, data, metrics)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    written.write_metrics(metrics)
     write_finetuned_card(out, artifact, metrics)
 
 
@@ -287,8 +277,7 @@ def write_finetuned_card(out: Path, artifact: ArtifactConfig, metrics: dict[str,
                 f"Held-out {part} {key.upper()}: fine-tuned {model:.3g}; baselines {shown}."
             )
     prov = artifact.provenance
-    write_card(
-        out,
+    Artifact(out).write_card(
         title=f"fine-tuned from {Path(prov.finetuned_from).name} ({prov.strategy})",
         data_source="the fine-tuning table",
         licence="as the fine-tuning data's",
@@ -455,8 +444,9 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         return GraphDataset(t.graphs, model_targets(task, targets[part]), extra[part])
 
     def make_member(m: int, seed: int) -> MolPropModel:
-        src = member_path(pre_dir, m % pre.n_members)
-        model = init_from_pretrained(config, load_file(str(src)), str(src), fresh, seed)
+        source, i = Artifact(pre_dir), m % pre.n_members
+        state, origin = source.read_member_weights(i), str(source.member_path(i))
+        model = init_from_pretrained(config, state, origin, fresh, seed)
         if skip is not None:
             init_linear_skip(model, *skip, request.strategy)
         frozen = request.strategy == "freeze-encoder" or request.unfreeze_after > 0

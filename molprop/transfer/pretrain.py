@@ -3,17 +3,15 @@ a random held-out slice of the pretraining set. A thin layer over :func:`run_tra
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from molprop.errors import ConfigError
-from molprop.featurize import FeaturizerConfig
+from molprop.artifact import Artifact
+from molprop.errors import ConfigError, MolpropError
 from molprop.io.table import read_table
-from molprop.models.config import ModelConfig, TrainConfig
 from molprop.training.train import TrainRequest, TrainResult, run_train
 
 log = logging.getLogger(__name__)
@@ -38,23 +36,21 @@ def same_recipe(request: TrainRequest, holdout: float) -> bool:
     """Whether ``request.out`` already holds the model this pretraining would train: the same
     training settings (seed included), model overrides, molecules (``split.csv``, in order)
     and held-out fraction. Anything unreadable or different: False."""
-    out = Path(request.out)
+    out = Artifact(Path(request.out))
     try:
-        config = json.loads((out / "config.json").read_text())
-        split = pd.read_csv(out / "split.csv")
+        config = out.read_config()
+        split = out.read_split()
         frame = request.data if isinstance(request.data, pd.DataFrame) else read_table(request.data)
-    except (OSError, ValueError, KeyError, ConfigError):
+    except (OSError, ValueError, KeyError, MolpropError):
         return False
-    if TrainConfig.from_dict(config.get("train", {})) != request.train:
+    if split is None or config.train != request.train:
         return False
-    model = ModelConfig.from_dict(config.get("model", {})).__dict__
+    model = config.model.__dict__
     if any(model.get(key) != value for key, value in request.model.items()):
         return False
-    if FeaturizerConfig.from_dict(config.get("featurizer", {})).to_dict() != (
-        request.featurizer.to_dict()
-    ):
+    if config.featurizer.to_dict() != request.featurizer.to_dict():
         return False
-    if list(config.get("task", {}).get("target_names", [])) != list(request.target_columns):
+    if list(config.task.target_names) != list(request.target_columns):
         return False
     smiles = frame[request.smiles_column].astype(str).tolist()
     if split["smiles"].astype(str).tolist() != smiles:

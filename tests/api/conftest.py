@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from api.settings import Settings
-from molprop.artifact.card import write_card
+from molprop.artifact import Artifact
 from molprop.models.config import TrainConfig
 from molprop.training.train import TrainRequest, run_train
 
@@ -50,8 +50,7 @@ def _train_tiny(
             progress=False,
         )
     )
-    write_card(
-        out,
+    Artifact(out).write_card(
         title=f"tiny test model ({target})",
         data_source=data,
         licence="MIT",
@@ -92,8 +91,8 @@ def train_multitask(out: Path, scratch: Path) -> None:
     drugs = scratch / "drugs.csv"
     pd.read_csv(APPROVED_DRUGS).head(60).to_csv(drugs, index=False)
     fit_reference(out, drugs, name="60 approved drugs")  # percentiles for both targets
-    write_card(out, title="tiny multitask test model", data_source="ESOL",
-               licence="MIT", intended_use="tests only")  # fmt: skip
+    Artifact(out).write_card(title="tiny multitask test model", data_source="ESOL",
+                             licence="MIT", intended_use="tests only")  # fmt: skip
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,9 @@ import pandas as pd
 from fastapi.testclient import TestClient
 
 from api.main import create_app
+from molprop.artifact.published import PublishedModels
 from molprop.artifact.store import load_config
-from molprop.jobstore import make_engine, migrate, store
+from molprop.jobstore import make_engine, migrate
 from tests.api.jobs.helpers import REPO, job_settings
 from tests.api.jobs.test_jobs_lifecycle import run_worker
 
@@ -48,6 +49,7 @@ def test_finetune_job_without_model_starts_from_foundation(model_dir, tmp_path) 
         done = client.get(f"/v1/jobs/{job['id']}").json()
         assert done["status"] == "done", done
     engine = make_engine(db_url)
-    made = store.extract_model(engine, "my_assay", tmp_path / "extracted")
+    made = PublishedModels(engine, tmp_path / "extracted").find("my_assay")
+    assert made is not None
     engine.dispose()
     assert load_config(made).provenance.finetuned_from == str(models / "foundation")

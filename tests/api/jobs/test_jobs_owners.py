@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import inspect, text
 
 from api.main import create_app
+from molprop.artifact import Artifact
 from molprop.jobstore import make_engine, migrate, store
 from molprop.jobstore.schema import metadata
 from tests.api.jobs.helpers import job_settings, wait_for
@@ -164,7 +165,8 @@ def publish(db_url: str, model_dir: Path, name: str) -> str:
         job = store.create_job(engine, "finetune", "solubility", None, {"name": name}, b"", "root")
         claimed = store.claim_job(engine, 30)
         assert claimed is not None and claimed.id == job.id
-        store.finish_with_model(engine, job.id, claimed.claim, name, model_dir / "solubility")
+        files = Artifact(model_dir / "solubility").pack()
+        store.finish_with_model(engine, job.id, claimed.claim, name, files)
     finally:
         engine.dispose()
     return job.id

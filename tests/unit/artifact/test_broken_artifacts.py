@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from molprop.artifact import load_config, load_members
+from molprop.artifact import Artifact, load_config, load_members
 from molprop.artifact.calibration import Calibration
-from molprop.artifact.card import read_card
 from molprop.artifact.domain import ApplicabilityDomain, add_domain_to_artifact
 from molprop.artifact.paths import artifact_file
 from molprop.artifact.store import read_metrics
@@ -174,7 +173,7 @@ def test_card_linked_outside_is_not_read(model: Path, tmp_path: Path) -> None:
     (model / "card.md").unlink()
     (model / "card.md").symlink_to(secret)
     with pytest.raises(ArtifactError, match="leads outside the model directory") as err:
-        read_card(model)
+        Artifact(model).read_card()
     assert "root:x" not in str(err.value)
 
 
@@ -182,7 +181,7 @@ def test_link_to_etc_passwd_refused(model: Path) -> None:
     (model / "card.md").unlink()
     (model / "card.md").symlink_to("/etc/passwd")
     with pytest.raises(ArtifactError, match="outside"):
-        read_card(model)
+        Artifact(model).read_card()
 
 
 READERS = {
@@ -222,7 +221,7 @@ def test_links_inside_the_directory_and_a_linked_directory_are_fine(
     (model / "card.md").symlink_to(Path("docs") / "card.md")
     link = tmp_path / "linked-model"
     link.symlink_to(model)
-    assert read_card(link) == (model / "docs" / "card.md").read_text()
+    assert Artifact(link).read_card() == (model / "docs" / "card.md").read_text()
     assert Predictor.from_pretrained(link).predict(["CCO"])["status"].tolist() == ["ok"]
 
 

@@ -16,10 +16,10 @@ from molprop.artifact.calibration import (
     Calibration,
     ConformalTarget,
     PlattTarget,
-    fit_calibration,
 )
 from molprop.artifact.resolve import shipped_models_dir
 from molprop.errors import ArtifactError, ConfigError
+from molprop.training.calibration_fit import fit_calibration, fit_conformal
 
 Z90 = 1.6448536269514722  # normal quantile of 0.95: naive 90 % interval mean ± Z90 * std
 
@@ -56,7 +56,7 @@ def test_bins_fall_back_to_the_next_bin_with_enough_molecules() -> None:
     y, y_hat, std, dom = _synthetic(120)
     dom[:] = True
     dom[:20] = False  # 20 out-of-domain calibration molecules: fewer than 30
-    target = ConformalTarget.fit(y, y_hat, std, dom)
+    target = fit_conformal(y, y_hat, std, dom)
     sizes = target.bin_sizes()
     assert sizes["all"] == 120 and sizes["out_of_domain"] == 20 and sizes["in_domain"] == 100
     serving = target.serving_bins()
@@ -79,14 +79,14 @@ def test_too_few_calibration_molecules_are_refused() -> None:
     """A calibration must serve the default 90 % level (>= 10 molecules); below that the
     model stays uncalibrated rather than giving infinite intervals."""
     y, y_hat, std, dom = _synthetic(10)
-    assert ConformalTarget.fit(y, y_hat, std, dom).max_level() >= 0.9
+    assert fit_conformal(y, y_hat, std, dom).max_level() >= 0.9
     with pytest.raises(ConfigError, match="at least 10"):
-        ConformalTarget.fit(y[:9], y_hat[:9], std[:9], dom[:9])
+        fit_conformal(y[:9], y_hat[:9], std[:9], dom[:9])
 
 
 def test_single_model_is_plain_split_conformal() -> None:
     y, y_hat, _, dom = _synthetic(200)
-    target = ConformalTarget.fit(y, y_hat, None, dom)
+    target = fit_conformal(y, y_hat, None, dom)
     assert not target.normalized and target.std_edges == ()
     low, high, keys = target.intervals(y_hat[:5], None, dom[:5], 0.9)
     assert set(keys) <= {"in_domain", "out_of_domain", "all"}
@@ -141,11 +141,11 @@ def test_planted_misscaled_std_breaks_naive_intervals_not_conformal(lipophilicit
     std_v, std_t = rv.std[:, 0] * scale, rt.std[:, 0] * scale
     naive = np.mean(np.abs(yt - rt.mean[:, 0]) <= Z90 * std_t)
     assert not 0.87 <= naive <= 0.93, naive  # the plant breaks the naive interval
-    target = ConformalTarget.fit(yv, rv.mean[:, 0], std_v, rv.in_domain)
+    target = fit_conformal(yv, rv.mean[:, 0], std_v, rv.in_domain)
     low, high, _ = target.intervals(rt.mean[:, 0], std_t, rt.in_domain, 0.9)
     coverage = np.mean((yt >= low) & (yt <= high))
     assert abs(coverage - 0.9) <= 0.05, coverage
-    unscaled = ConformalTarget.fit(yv, rv.mean[:, 0], rv.std[:, 0], rv.in_domain)
+    unscaled = fit_conformal(yv, rv.mean[:, 0], rv.std[:, 0], rv.in_domain)
     low1, high1, _ = unscaled.intervals(rt.mean[:, 0], rt.std[:, 0], rt.in_domain, 0.9)
     assert np.allclose(low, low1) and np.allclose(high, high1)  # scale-free, as it should be
 
@@ -177,8 +177,6 @@ def test_a_multitask_target_with_too_few_labels_is_left_uncalibrated_not_the_mod
     """A multitask model keeps its intervals where a target has enough calibration labels;
     the one that has not is listed with its reason (stored and read back); a one-target model
     or one with no calibratable target still refuses."""
-    from molprop.artifact.calibration import Calibration, ConformalTarget, fit_calibration
-    from molprop.errors import ConfigError
 
     rng = np.random.default_rng(0)
     n = 200

@@ -13,13 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from molprop.artifact.calibration import (
-    STORED_LEVELS,
-    Calibration,
-    ConformalTarget,
-    fit_calibration,
-)
+from molprop.artifact.calibration import STORED_LEVELS, Calibration, ConformalTarget
 from molprop.artifact.resolve import shipped_models_dir
+from molprop.training.calibration_fit import fit_calibration
 
 SHIPPED_REGRESSION = (
     "solubility",

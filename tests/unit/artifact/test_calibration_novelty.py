@@ -16,13 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from molprop.artifact.calibration import (
-    Calibration,
-    ConformalTarget,
-    fit_calibration,
-    select_beta,
-)
+from molprop.artifact.calibration import Calibration, ConformalTarget
 from molprop.errors import ConfigError
+from molprop.training.calibration_fit import fit_calibration, fit_conformal, select_beta
 
 DATA = Path(__file__).parent / "data"
 
@@ -43,8 +39,8 @@ def _coverage(target: ConformalTarget, novelty, std, residual) -> float:
 def test_novelty_scaling_fixes_planted_novelty_dependent_noise():
     rng = np.random.default_rng(0)
     u, std, r = _planted(rng, 600, 0.0, 0.8, k=4.0)  # calibration: familiar to novel
-    old = ConformalTarget.fit(r, np.zeros(600), std, None, difficulty="std")
-    new = ConformalTarget.fit(r, np.zeros(600), std, None, novelty=u, difficulty="std+novelty")
+    old = fit_conformal(r, np.zeros(600), std, None, difficulty="std")
+    new = fit_conformal(r, np.zeros(600), std, None, novelty=u, difficulty="std+novelty")
     uq, sq, rq = _planted(rng, 4000, 0.5, 0.8, k=4.0)  # queries: the more novel part
     assert old.beta == 0.0 and new.beta >= 2.0
     assert _coverage(old, uq, sq, rq) < 0.85  # measured 0.827: the std scale under-covers
@@ -57,8 +53,8 @@ def test_novelty_scaling_fixes_planted_novelty_dependent_noise():
 def test_novelty_independent_noise_keeps_beta_zero_and_std_intervals():
     rng = np.random.default_rng(1)
     u, std, r = _planted(rng, 600, 0.0, 0.8, k=0.0)
-    old = ConformalTarget.fit(r, np.zeros(600), std, None, difficulty="std")
-    new = ConformalTarget.fit(r, np.zeros(600), std, None, novelty=u, difficulty="std+novelty")
+    old = fit_conformal(r, np.zeros(600), std, None, difficulty="std")
+    new = fit_conformal(r, np.zeros(600), std, None, novelty=u, difficulty="std+novelty")
     assert new.beta == 0.0 and new.difficulty == "std+novelty"
     uq, sq, _ = _planted(rng, 50, 0.0, 1.0, k=0.0)
     a = old.intervals(np.zeros(50), sq, None, 0.9)
@@ -72,7 +68,7 @@ def test_beta_selection_sees_only_the_calibration_set():
     u, std, r = _planted(rng, 300, 0.0, 0.8, k=4.0)
     domain = np.ones(300, dtype=np.int8)
     beta, record = select_beta(r, std, domain, u)
-    assert beta == ConformalTarget.fit(r, np.zeros(300), std, domain, novelty=u,
+    assert beta == fit_conformal(r, np.zeros(300), std, domain, novelty=u,
                                        difficulty="std+novelty").beta  # fmt: skip
     assert len(record["score"]) == len(record["grid"]) and record["folds"] == 5
     # too few molecules for 90 % intervals inside a fold: beta 0, no scores
@@ -107,7 +103,7 @@ def test_version_2_round_trip_and_missing_novelty(tmp_path):
                             std[:, None], None).targets["t"]  # fmt: skip
     assert plain.beta == 0.0
     with pytest.raises(ConfigError, match="difficulty"):
-        ConformalTarget.fit(r, y_hat, std, None, novelty=u, difficulty="novelty-only")
+        fit_conformal(r, y_hat, std, None, novelty=u, difficulty="novelty-only")
 
 
 def test_version_1_file_loads_with_the_same_intervals():

@@ -1,5 +1,6 @@
-"""Model cards: the metrics table comes from metrics.json, the text says what the model is
-(ESA/NSA, 2D/3D, periodic, per-atom, fine-tuned, augmented)."""
+"""Model cards (rendered from the Jinja2 templates of molprop/artifact/templates/): the metrics
+table comes from metrics.json, the text says what the model is (ESA/NSA, 2D/3D, periodic,
+per-atom, fine-tuned, augmented)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,44 @@ from pathlib import Path
 import pytest
 import torch
 
-from molprop.artifact.card import metrics_table, read_card, write_card
+from molprop.artifact import Artifact
+from molprop.artifact.card import model_card, per_target_metrics
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.store import read_metrics, save_artifact, write_metrics
 from molprop.errors import ArtifactError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
 from molprop.models.model import MolPropModel
+
+
+def _config(targets: tuple[str, ...], task_type: str = "regression") -> ArtifactConfig:
+    """A small 2D config (no weights: a card reads only the config)."""
+    n = len(targets)
+    return ArtifactConfig(
+        model=ModelConfig(node_dim=8, edge_dim=4, n_tasks=n, hidden_dim=16, heads=2),
+        task=TaskConfig(
+            targets,
+            task_type=task_type,
+            units=("probability",) * n,
+            scaler_mean=(0.0,) * n,
+            scaler_std=(1.0,) * n,
+        ),
+        featurizer=FeaturizerConfig("2d"),
+        name="m",
+    )
+
+
+def _section(card: str, heading: str) -> list[str]:
+    """The lines of ``card``'s section ``heading`` (without the heading and blank ends)."""
+    lines = card.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading)) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return [line for line in lines[start:end] if line]
+
+
+def _rendered(config: ArtifactConfig, test: dict) -> str:
+    texts = dict(title="t", data_source="d", licence="MIT", intended_use="tests")
+    return model_card(config, {"test": test}, None, None, None, None, **texts)
 
 
 def test_metrics_table_has_members_and_ensemble() -> None:
@@ -25,14 +57,18 @@ def test_metrics_table_has_members_and_ensemble() -> None:
             {"rmse": 0.95, "mae": 0.71, "r2": 0.69, "n": 113},
         ],
     }
-    lines = metrics_table(test, "regression")
-    assert lines[0] == "| model | rmse | mae | r2 | n |"
+    lines = _section(_rendered(_config(("y",)), test), "## Test metrics")
+    assert lines[0] == "| model | rmse | mae | r2 | n |" and lines[1] == "|---|---|---|---|---|"
     assert lines[2].startswith("| member 0 | 0.900 |") and lines[3].startswith("| member 1 | 0.950")
     assert lines[-1] == "| **ensemble (mean)** | 0.812 | 0.600 | 0.810 | 113 |"
-    cls = metrics_table(
-        {"ensemble": {"roc_auc": 0.9, "mcc": 0.5, "accuracy": 0.8, "n": 5}}, "classification"
+    cls = _section(
+        _rendered(
+            _config(("p",), "classification"),
+            {"ensemble": {"roc_auc": 0.9, "mcc": 0.5, "accuracy": 0.8, "n": 5}},
+        ),
+        "## Test metrics",
     )
-    assert "roc_auc" in cls[0] and "0.900" in cls[-1]
+    assert "roc_auc" in cls[0] and "0.900" in cls[-1] and len(cls) == 3
 
 
 # ----------------------------------------------------------------- cards say what the model is
@@ -91,8 +127,9 @@ def _artifact(
 
 
 def _card(directory: Path, **kwargs: object) -> str:
-    write_card(directory, title="t", data_source="d", licence="MIT", intended_use="tests", **kwargs)
-    return read_card(directory)
+    artifact = Artifact(directory)
+    artifact.write_card(title="t", data_source="d", licence="MIT", intended_use="tests", **kwargs)
+    return artifact.read_card()
 
 
 def test_card_of_an_nsa_2d_model(tmp_path: Path) -> None:
@@ -201,7 +238,7 @@ def test_card_paths_relative_to_root_and_no_reproduce_line_by_default(tmp_path: 
 
 
 def test_read_metrics_and_card(tmp_path: Path) -> None:
-    assert read_metrics(tmp_path) == {} and read_card(tmp_path) == ""
+    assert read_metrics(tmp_path) == {} and Artifact(tmp_path).read_card() == ""
     write_metrics(tmp_path, {"test": {"ensemble": {"rmse": 1.0}}})
     assert read_metrics(tmp_path)["test"]["ensemble"]["rmse"] == 1.0
     (tmp_path / "metrics.json").write_text("[1, 2")
@@ -212,8 +249,6 @@ def test_read_metrics_and_card(tmp_path: Path) -> None:
 def test_per_target_lines_of_a_multitask_model() -> None:
     """A multitask card lists each target's ensemble test metrics with its unit, in the
     targets' order; a one-target model gets no such table."""
-    from molprop.artifact.card import per_target_lines
-
     test = {
         "ensemble": {
             "roc_auc/ames": 0.81234,
@@ -222,8 +257,11 @@ def test_per_target_lines_of_a_multitask_model() -> None:
             "roc_auc": 0.85,
         }
     }
-    lines = per_target_lines(test, ["bbb", "ames"], ["probability", "probability"])
-    assert lines[2] == "| target | unit | roc_auc | brier |"
-    assert lines[4] == "| `bbb` | probability | 0.900 | – |"
-    assert lines[5] == "| `ames` | probability | 0.812 | 0.200 |"
-    assert per_target_lines(test, ["bbb"], ["probability"]) == []
+    assert per_target_metrics(test, ["bbb", "ames"]) == ["roc_auc", "brier"]
+    lines = _section(_rendered(_config(("bbb", "ames"), "classification"), test), "## Test")
+    at = lines.index("Per target (ensemble):")
+    assert lines[at + 1] == "| target | unit | roc_auc | brier |"
+    assert lines[at + 3] == "| `bbb` | probability | 0.900 | – |"
+    assert lines[at + 4] == "| `ames` | probability | 0.812 | 0.200 |"
+    assert per_target_metrics(test, ["bbb"]) == []
+    assert "Per target" not in _rendered(_config(("bbb",), "classification"), test)

@@ -14,10 +14,11 @@ import pandas as pd
 import pytest
 
 import molprop.training.calibrate as calibrate_module
-from molprop.artifact.calibration import CALIBRATION_NAME, Calibration, PlattTarget
+from molprop.artifact.calibration import CALIBRATION_NAME, Calibration
 from molprop.artifact.resolve import shipped_models_dir
 from molprop.cli.main import main
 from molprop.models.config import TrainConfig
+from molprop.training.calibration_fit import fit_platt
 from molprop.training.metrics import brier, ece
 
 REPO = Path(__file__).resolve().parents[3]
@@ -121,7 +122,7 @@ def test_platt_lowers_ece_of_planted_miscalibration() -> None:
         return 1 / (1 + np.exp(-0.25 * np.log(p / (1 - p))))
 
     pv, pt = underconfident(val), underconfident(test)
-    platt = PlattTarget.fit(val.targets[:, 0], pv)
+    platt = fit_platt(val.targets[:, 0], pv)
     yt = test.targets[:, 0]
     before, after = ece(yt, pt), ece(yt, platt.apply(pt))
     assert after < 0.5 * before, (before, after)

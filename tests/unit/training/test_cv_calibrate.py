@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import molprop.training.cv_calibrate as cv_module
+from molprop.artifact import Artifact
 from molprop.artifact.calibration import Calibration
 from molprop.data.splits import murcko_scaffold
 from molprop.models.config import TrainConfig
@@ -51,11 +52,12 @@ def spies(monkeypatch):
         record["flags"].append((list(data.smiles), raw.in_domain))
         return raw
 
-    real_domain = cv_module.add_domain_to_artifact
+    real_domain = Artifact.add_domain
 
-    def add_domain_to_artifact(directory, smiles):
-        record["domain"].append(list(smiles))
-        return real_domain(directory, smiles)
+    def add_domain(artifact, smiles):
+        if artifact.directory.name.startswith("fold_"):  # a fold model's (not the model's own)
+            record["domain"].append(list(smiles))
+        return real_domain(artifact, smiles)
 
     def fit_calibration(task_type, names, targets, mean, std, in_domain, **kw):
         record["fit"].append(
@@ -66,7 +68,7 @@ def spies(monkeypatch):
     monkeypatch.setattr(cv_module, "fit_ensemble", fit_ensemble)
     monkeypatch.setattr(cv_module, "raw_predictions", raw_predictions)
     monkeypatch.setattr(cv_module, "fit_calibration", fit_calibration)
-    monkeypatch.setattr(cv_module, "add_domain_to_artifact", add_domain_to_artifact)
+    monkeypatch.setattr(Artifact, "add_domain", add_domain)
     return record
 
 
