@@ -53,10 +53,11 @@ class JobUpload(BaseModel):
     ``kind=finetune``: ``file`` is a labelled CSV (``smiles_column``, ``target_column``),
     ``model`` a served base model (default: ``foundation`` when it is served), ``name`` the new
     model's name (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``, at most 100 characters, not taken); when
-    the job is done the service serves it. The defaults are those of the job's options
-    (:mod:`molprop.jobstore.options`), which :meth:`predict_options` / :meth:`finetune_options`
-    make from the fields."""
+    the job is done the service serves it."""
 
+    # (the defaults are those of the job's options, molprop.jobstore.options, which
+    # predict_options / finetune_options make from the fields; this docstring is the
+    # OpenAPI description)
     model_config = ConfigDict(protected_namespaces=())
 
     file: bytes = Field(..., json_schema_extra={"format": "binary"})
