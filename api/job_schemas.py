@@ -9,9 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from molprop.artifact.resolve import FOUNDATION_MODEL
-
-JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
-JobKind = Literal["predict", "finetune"]
+from molprop.jobstore.options import FinetuneOptions, JobKind, PredictOptions, TaskType, default
+from molprop.jobstore.store import JobStatus
 
 
 class JobRequest(BaseModel):
@@ -56,6 +55,9 @@ class JobUpload(BaseModel):
     model's name (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``, at most 100 characters, not taken); when
     the job is done the service serves it."""
 
+    # (the defaults are those of the job's options, molprop.jobstore.options, which
+    # predict_options / finetune_options make from the fields; this docstring is the
+    # OpenAPI description)
     model_config = ConfigDict(protected_namespaces=())
 
     file: bytes = Field(..., json_schema_extra={"format": "binary"})
@@ -66,16 +68,21 @@ class JobUpload(BaseModel):
         "when served)",
     )
     kind: JobKind = "predict"
-    smiles_column: str = "smiles"
+    smiles_column: str = default(PredictOptions, "smiles_column")
     id_column: str | None = None
     interval: float | None = Field(0.9, gt=0.0, lt=1.0)
     name: str | None = Field(None, description="finetune: the new model's name")
     target_column: str | None = Field(None, description="finetune: the label column")
-    task_type: Literal["regression", "classification"] = "regression"
-    epochs: int = Field(30, ge=1, le=500, description="finetune: most training epochs")
+    task_type: TaskType = default(FinetuneOptions, "task_type")
+    epochs: int = Field(
+        default(FinetuneOptions, "epochs"),
+        ge=1,
+        le=500,
+        description="finetune: most training epochs",
+    )
     unit: str | None = Field(None, description="finetune: unit of the label")
     force_publish: bool = Field(
-        False,
+        default(FinetuneOptions, "force_publish"),
         description="finetune: publish the new model even when it does not beat the mean "
         "predictor on validation (by default it is then not published)",
     )
@@ -93,6 +100,26 @@ class JobUpload(BaseModel):
                 "model is served to start from"
             )
         raise ValueError("a predict job needs the model (field 'model')")
+
+    def predict_options(self, interval: float | None) -> PredictOptions:
+        """A predict job's options: ``interval`` the level the model gives (None: none)."""
+        return PredictOptions(
+            smiles_column=self.smiles_column, interval=interval, id_column=self.id_column
+        )
+
+    def finetune_options(self, name: str, target_column: str, rows: int) -> FinetuneOptions:
+        """A fine-tune job's options: ``name`` and ``target_column`` as checked, ``rows`` of
+        the uploaded table."""
+        return FinetuneOptions(
+            name=name,
+            target_column=target_column,
+            smiles_column=self.smiles_column,
+            task_type=self.task_type,
+            epochs=self.epochs,
+            unit=self.unit,
+            rows=rows,
+            force_publish=self.force_publish,
+        )
 
 
 class JobInfo(BaseModel):

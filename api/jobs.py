@@ -53,6 +53,7 @@ from molprop.artifact.published import PublishedModels
 from molprop.errors import ConfigError, DataError
 from molprop.jobstore import JobInput, store
 from molprop.jobstore.inputs import TooManyRows
+from molprop.jobstore.options import FinetuneOptions, PredictOptions
 from molprop.jobstore.store import FINAL_STATUSES, JobRecord
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ def get_engine(request: Request) -> Engine:
 
 def job_info(job: JobRecord) -> JobInfo:
     published = None if job.report is None else job.report.get("published")
+    options = job.options
     return JobInfo(
         id=job.id,
         kind=job.kind,
@@ -100,8 +102,8 @@ def job_info(job: JobRecord) -> JobInfo:
         started_at=job.started_at,
         finished_at=job.finished_at,
         error=job.error,
-        new_model=job.options.get("name")
-        if job.kind == "finetune" and published is not False
+        new_model=options.name
+        if isinstance(options, FinetuneOptions) and published is not False
         else None,
         published=published,
         report=job.report,
@@ -187,7 +189,7 @@ def _parse_json_job(
     except DataError as exc:
         raise _input_error(exc) from None
     return store.create_job(
-        engine, "predict", model.name, job_input, {"interval": level}, owner=caller.owner
+        engine, model.name, job_input, PredictOptions(interval=level), owner=caller.owner
     )
 
 
@@ -286,9 +288,12 @@ def _form_job(
                 )
             except DataError as exc:
                 raise _input_error(exc, path, upload_name(upload.filename)) from None
-            options = {"interval": level, "id_column": fields.id_column}
             return store.create_job(
-                engine, "predict", model.name, job_input, options, owner=caller.owner
+                engine,
+                model.name,
+                job_input,
+                fields.predict_options(level),
+                owner=caller.owner,
             )
         name = _check_new_name(fields.name, engine, models)
         if not fields.target_column:
@@ -303,18 +308,9 @@ def _form_job(
             )
         except DataError as exc:
             raise _input_error(exc, path, upload_name(upload.filename)) from None
-        options = {
-            "name": name,
-            "smiles_column": fields.smiles_column,
-            "target_column": fields.target_column,
-            "task_type": fields.task_type,
-            "epochs": fields.epochs,
-            "unit": fields.unit,
-            "rows": table.rows_total,
-            "force_publish": fields.force_publish,
-        }
+        options = fields.finetune_options(name, fields.target_column, table.rows_total)
         return store.create_job(
-            engine, "finetune", model.name, None, options, path.read_bytes(), owner=caller.owner
+            engine, model.name, None, options, path.read_bytes(), owner=caller.owner
         )
 
 
@@ -461,11 +457,11 @@ def job_results(
     of it (the header line, then rows ``offset`` to ``offset + limit - 1``, as written; past
     the last row: the header alone); the job's ``rows_total`` says how many there are."""
     job = _job(engine, job_id, caller)
-    if job.kind != "predict":
+    if isinstance(job.options, FinetuneOptions):
         raise HTTPException(
             status.HTTP_409_CONFLICT,
             f"job {job.id} is a fine-tune job: it has no result table; when done, its model "
-            f"is served as {job.options.get('name')!r}",
+            f"is served as {job.options.name!r}",
         )
     if job.status != store.DONE:
         raise HTTPException(

@@ -86,7 +86,7 @@ def worker(env: dict[str, str], log_path: Path, *args: str) -> subprocess.Popen:
 
 # ------------------------------------------------------------------------------ A. restart
 def restart_cycles(url: str, rows: int, cycles: int, chunk: int, threads: int, seed: int) -> dict:
-    from molprop.jobstore import JobInput, make_engine, migrate, store
+    from molprop.jobstore import JobInput, PredictOptions, make_engine, migrate, store
 
     work = WORK / "service_jobs" / f"restart_{url.split(':')[0]}"
     work.mkdir(parents=True, exist_ok=True)
@@ -94,7 +94,7 @@ def restart_cycles(url: str, rows: int, cycles: int, chunk: int, threads: int, s
     engine = make_engine(url)
     migrate(engine)
     job_input = JobInput.from_lists(table["smiles"].tolist(), table["id"].tolist(), chunk, rows)
-    job = store.create_job(engine, "predict", "solubility", job_input, {"interval": 0.9})
+    job = store.create_job(engine, "solubility", job_input, PredictOptions(interval=0.9))
     env = env_for(threads, MOLPROP_DATABASE_URL=url, MOLPROP_DATA_DIR=str(work))
     rng = random.Random(seed)
     kills = []

@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 
 from molprop.cli.options import add_data_args, add_split_args, add_train_args, train_config
-from molprop.transfer import STRATEGIES
+from molprop.transfer import MODES, STRATEGIES
 
 
 def add_parser(sub, name: str) -> None:
@@ -38,7 +38,7 @@ def add_parser(sub, name: str) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=["transductive", "inductive"],
+        choices=MODES,
         default="transductive",
         help="label-augment / delta: measured low labels (transductive; the model then "
         "needs them to predict) or the pretrained model's predictions (inductive)",

@@ -93,8 +93,8 @@ def train_configs(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from molprop.transfer import STRATEGIES
     from molprop.transfer.benchmark import BenchmarkRequest, run_benchmark
-    from molprop.transfer.strategies import STRATEGIES
 
     pretrain, finetune = train_configs(args)
     request = BenchmarkRequest(

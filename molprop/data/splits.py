@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from rdkit import Chem
@@ -13,6 +14,8 @@ from rdkit.Chem.Scaffolds import MurckoScaffold
 from molprop.errors import ConfigError, DataError
 
 SPLIT_NAMES = ("train", "val", "test")
+#: how a table is split (:func:`make_split`)
+SplitType = Literal["random", "scaffold", "column"]
 
 
 @dataclass(frozen=True)

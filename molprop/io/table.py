@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ from molprop.graph import MolGraph
 from molprop.io.readers import csv_frames, csv_separator, require_columns
 
 log = logging.getLogger(__name__)
+
+#: what reading a table does with an unusable row: report it and go on, or raise
+InvalidPolicy = Literal["skip", "error"]
 
 
 @dataclass(frozen=True)

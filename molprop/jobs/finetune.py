@@ -18,22 +18,12 @@ from sqlalchemy import Engine
 
 from molprop.artifact import Artifact
 from molprop.jobstore import store
+from molprop.jobstore.options import FinetuneOptions
 from molprop.jobstore.store import JobRecord
 from molprop.models.config import TrainConfig
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 
 log = logging.getLogger(__name__)
-
-#: options of a fine-tune job with their defaults (the service validates them)
-FINETUNE_DEFAULTS = {
-    "smiles_column": "smiles",
-    "task_type": "regression",
-    "strategy": "full",
-    "epochs": 30,
-    "ensemble_size": 1,
-    "seed": 0,
-    "force_publish": False,
-}
 
 
 def job_report(metrics: dict[str, Any], force_publish: bool) -> dict[str, Any]:
@@ -59,44 +49,49 @@ def job_report(metrics: dict[str, Any], force_publish: bool) -> dict[str, Any]:
     return report
 
 
-def run_finetune_job(engine: Engine, job: JobRecord, base_dir: Path) -> None:
-    """Fine-tune ``base_dir`` on the job's table and store the result under
-    ``job.options["name"]``; marks the job done in the same transaction."""
+def finetune_request(
+    options: FinetuneOptions, base_dir: Path, data: Path, out: Path
+) -> FinetuneRequest:
+    """What ``run_finetune`` is asked for a fine-tune job with ``options``."""
+    return FinetuneRequest(
+        pretrained=base_dir,
+        data=data,
+        target_columns=[options.target_column],
+        out=out,
+        smiles_column=options.smiles_column,
+        task_type=options.task_type,
+        train=TrainConfig(
+            epochs=options.epochs,
+            ensemble_size=options.ensemble_size,
+            seed=options.seed,
+            patience=options.patience,
+        ),
+        units=[options.unit] if options.unit else [],
+        name=options.name,
+        progress=False,
+    )
+
+
+def run_finetune_job(
+    engine: Engine, job: JobRecord, options: FinetuneOptions, base_dir: Path
+) -> None:
+    """Fine-tune ``base_dir`` on the job's table as its ``options`` say and store the result
+    under ``options.name``; marks the job done in the same transaction."""
     assert job.claim is not None
-    options = {**FINETUNE_DEFAULTS, **job.options}
     with tempfile.TemporaryDirectory(prefix="molprop-finetune-") as tmp:
         data = Path(tmp) / "data.csv"
         data.write_bytes(store.read_payload(engine, job.id))
         out = Path(tmp) / "model"
-        log.info("job %s: fine-tuning %s on %s -> %s", job.id, job.model, data, options["name"])
-        result = run_finetune(
-            FinetuneRequest(
-                pretrained=base_dir,
-                data=data,
-                target_columns=[options["target_column"]],
-                out=out,
-                smiles_column=options["smiles_column"],
-                strategy=options["strategy"],
-                task_type=options["task_type"],
-                train=TrainConfig(
-                    epochs=int(options["epochs"]),
-                    ensemble_size=int(options["ensemble_size"]),
-                    seed=int(options["seed"]),
-                    patience=max(1, int(options["epochs"]) // 4),
-                ),
-                units=[options["unit"]] if options.get("unit") else [],
-                name=options["name"],
-                progress=False,
-            )
-        )
-        report = job_report(result.metrics, bool(options["force_publish"]))
+        log.info("job %s: fine-tuning %s on %s -> %s", job.id, job.model, data, options.name)
+        result = run_finetune(finetune_request(options, base_dir, data, out))
+        report = job_report(result.metrics, options.force_publish)
         if not report["published"]:
             store.finish_unpublished(engine, job.id, job.claim, report)
             log.warning("job %s: %s", job.id, report["reason"])
             return
         files = Artifact(out).pack()
-        store.finish_with_model(engine, job.id, job.claim, options["name"], files, report)
-    log.info("job %s: model %s stored", job.id, options["name"])
+        store.finish_with_model(engine, job.id, job.claim, options.name, files, report)
+    log.info("job %s: model %s stored", job.id, options.name)
 
 
-__all__ = ["FINETUNE_DEFAULTS", "job_report", "run_finetune_job"]
+__all__ = ["finetune_request", "job_report", "run_finetune_job"]

@@ -22,6 +22,7 @@ from molprop.inference.streaming import predict_chunks
 from molprop.io.readers import InputChunk
 from molprop.io.sink import csv_header, csv_records
 from molprop.jobstore import store
+from molprop.jobstore.options import PredictOptions
 from molprop.jobstore.store import JobLost, JobRecord
 
 log = logging.getLogger(__name__)
@@ -55,18 +56,19 @@ class CancelCheck:
 def run_predict_job(
     engine: Engine,
     job: JobRecord,
+    options: PredictOptions,
     predictor,
     *,
     lease_s: float,
     batch_size: int = 256,
     num_workers: int = 0,
 ) -> int:
-    """Predict every pending chunk of ``job`` (held by ``job.claim``) -> rows written.
+    """Predict every pending chunk of ``job`` (held by ``job.claim``; ``options``: its
+    options) -> rows written.
     Raises :class:`~molprop.jobstore.store.JobLost` when the job is cancelled or re-claimed
     (checked between batches, see :class:`CancelCheck`, and as each chunk is committed)."""
     assert job.claim is not None
-    smiles_column = job.options.get("smiles_column", "smiles")
-    interval = predictor.interval_level(job.options.get("interval"))
+    interval = predictor.interval_level(options.interval)
     index_of: dict[int, int] = {}
     done = job.rows_done
     start = time.perf_counter()
@@ -96,7 +98,7 @@ def run_predict_job(
         written, status = predict_chunks(
             predictor,
             chunks(),
-            smiles_column,
+            options.smiles_column,
             write,
             batch_size=batch_size,
             num_workers=num_workers,

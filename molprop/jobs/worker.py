@@ -29,6 +29,7 @@ from molprop.errors import TrainingInterrupted
 from molprop.inference.predictor import Predictor
 from molprop.jobs.predict import run_predict_job
 from molprop.jobstore import db, store
+from molprop.jobstore.options import FinetuneOptions
 from molprop.jobstore.store import JobLost, JobRecord
 
 log = logging.getLogger(__name__)
@@ -110,15 +111,17 @@ class Worker:
         beat.start()
         log.info("job %s (%s, %s): claimed, attempt %d", job.id, job.kind, job.model, job.attempts)
         try:
-            if job.kind == "finetune":
+            options = job.options
+            if isinstance(options, FinetuneOptions):
                 # imported here: training code (Lightning) loads only for fine-tune jobs
                 from molprop.jobs.finetune import run_finetune_job
 
-                run_finetune_job(self.engine, job, self.model_dir(job.model))
+                run_finetune_job(self.engine, job, options, self.model_dir(job.model))
             else:
                 run_predict_job(
                     self.engine,
                     job,
+                    options,
                     self.predictor(job.model),
                     lease_s=self.config.lease_s,
                     batch_size=self.config.batch_size,

@@ -5,6 +5,8 @@
 * :mod:`~molprop.jobstore.schema` — the tables (jobs, their input and result chunks, models
   made by fine-tune jobs);
 * :mod:`~molprop.jobstore.inputs` — a job's input rows from a JSON list or an uploaded table;
+* :mod:`~molprop.jobstore.options` — each job kind's typed options (the one home of their
+  defaults), stored as JSON with the job;
 * :mod:`~molprop.jobstore.store` — submit / read / cancel (the service) and claim / heartbeat /
   commit a chunk / finish (the workers, :mod:`molprop.jobs`).
 
@@ -14,6 +16,7 @@ imported by the service).
 
 from molprop.jobstore.db import database_url, make_engine, migrate
 from molprop.jobstore.inputs import JobInput
+from molprop.jobstore.options import FinetuneOptions, JobOptions, PredictOptions
 from molprop.jobstore.store import (
     FINAL_STATUSES,
     JOB_STATUSES,
@@ -25,10 +28,13 @@ from molprop.jobstore.store import (
 __all__ = [
     "FINAL_STATUSES",
     "JOB_STATUSES",
+    "FinetuneOptions",
     "JobInput",
     "JobLost",
+    "JobOptions",
     "JobRecord",
     "JobStoreError",
+    "PredictOptions",
     "database_url",
     "make_engine",
     "migrate",

@@ -21,20 +21,28 @@ import math
 import time
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
 
 from molprop.errors import MolpropError
 from molprop.jobstore.inputs import JobInput
+from molprop.jobstore.options import (
+    KINDS,
+    FinetuneOptions,
+    JobKind,
+    JobOptions,
+    PredictOptions,
+    options_from_json,
+)
 from molprop.jobstore.schema import job_chunks, job_model_files, job_models, jobs
 
-QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
-JOB_STATUSES: tuple[str, ...] = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
+JobStatus = Literal["queued", "running", "done", "failed", "cancelled"]
+JOB_STATUSES: tuple[JobStatus, ...] = get_args(JobStatus)
+QUEUED, RUNNING, DONE, FAILED, CANCELLED = JOB_STATUSES
 FINAL_STATUSES: frozenset[str] = frozenset({DONE, FAILED, CANCELLED})
-KINDS: tuple[str, ...] = ("predict", "finetune")
 #: a job whose workers died this many times fails instead of being claimed again
 MAX_ATTEMPTS = 10
 
@@ -60,12 +68,13 @@ def _aware(value: datetime | None) -> datetime | None:
 
 @dataclass(frozen=True)
 class JobRecord:
-    """One job as stored (without its input and results)."""
+    """One job as stored (without its input and results); ``options`` is its kind's options
+    record (:mod:`molprop.jobstore.options`)."""
 
     id: str
-    kind: str
+    kind: JobKind
     model: str
-    status: str
+    status: JobStatus
     rows_done: int
     rows_total: int
     chunks_total: int
@@ -73,7 +82,7 @@ class JobRecord:
     started_at: datetime | None
     finished_at: datetime | None
     error: str | None
-    options: dict[str, Any]
+    options: JobOptions
     input_columns: list[str]
     attempts: int
     claim: str | None = None
@@ -95,7 +104,7 @@ class JobRecord:
             started_at=_aware(m["started_at"]),
             finished_at=_aware(m["finished_at"]),
             error=m["error"],
-            options=json.loads(m["options"]),
+            options=options_from_json(m["kind"], m["options"]),
             input_columns=json.loads(m["input_columns"]),
             attempts=m["attempts"],
             claim=m["claim"],
@@ -112,32 +121,29 @@ _RECORD_COLUMNS = [c for c in jobs.c if c.name not in ("payload", "result_header
 
 def create_job(
     engine: Engine,
-    kind: str,
     model: str,
     job_input: JobInput | None,
-    options: dict[str, Any],
+    options: JobOptions,
     payload: bytes | None = None,
     owner: str | None = None,
 ) -> JobRecord:
-    """Insert a queued job and its input chunks in one transaction. A predict job has a
-    ``job_input``; a fine-tune job has its labelled table as ``payload`` (``options`` say how
-    to read it). ``owner``: the name of the API key that submitted it (None: no keys)."""
-    if kind not in KINDS:
-        raise JobStoreError(f"unknown job kind {kind!r}; kinds: {list(KINDS)}")
+    """Insert a queued job of ``options``' kind and its input chunks in one transaction. A
+    predict job has a ``job_input`` (its SMILES column becomes ``options.smiles_column``); a
+    fine-tune job has its labelled table as ``payload`` (``options`` say how to read it).
+    ``owner``: the name of the API key that submitted it (None: no keys)."""
     job_id = uuid.uuid4().hex
     chunks = job_input.chunks if job_input is not None else []
-    options = dict(options)
-    if job_input is not None:
-        options["smiles_column"] = job_input.smiles_column
+    if isinstance(options, PredictOptions) and job_input is not None:
+        options = replace(options, smiles_column=job_input.smiles_column)
     values = {
         "id": job_id,
-        "kind": kind,
+        "kind": options.kind,
         "model": model,
         "status": QUEUED,
         "rows_total": job_input.rows_total if job_input is not None else 0,
         "rows_done": 0,
         "chunks_total": len(chunks),
-        "options": json.dumps(options),
+        "options": options.to_json(),
         "input_columns": json.dumps(job_input.columns if job_input is not None else []),
         "payload": payload,
         "created_at": utcnow(),
@@ -214,10 +220,10 @@ def pending_model_names(engine: Engine) -> set[str]:
     with engine.connect() as conn:
         rows = conn.execute(
             select(jobs.c.options).where(
-                jobs.c.kind == "finetune", jobs.c.status.in_([QUEUED, RUNNING])
+                jobs.c.kind == FinetuneOptions.kind, jobs.c.status.in_([QUEUED, RUNNING])
             )
         ).all()
-    return {json.loads(r[0]).get("name", "") for r in rows}
+    return {FinetuneOptions.from_json(text).name for (text,) in rows}
 
 
 def iter_results(engine: Engine, job_id: str) -> Iterator[str]:
@@ -244,7 +250,9 @@ def iter_results(engine: Engine, job_id: str) -> Iterator[str]:
 # --------------------------------------------------------------------------- the worker side
 
 
-def claim_job(engine: Engine, lease_s: float, kinds: tuple[str, ...] = KINDS) -> JobRecord | None:
+def claim_job(
+    engine: Engine, lease_s: float, kinds: tuple[JobKind, ...] = KINDS
+) -> JobRecord | None:
     """Take the oldest claimable job (queued, or running with an expired lease) -> the job
     with a new claim token, or None when there is none. A job already tried
     :data:`MAX_ATTEMPTS` times fails instead."""
@@ -387,7 +395,7 @@ def finish_job(engine: Engine, job_id: str, token: str) -> bool:
             update(jobs)
             .where(
                 _held(job_id, token),
-                or_(jobs.c.kind != "predict", jobs.c.rows_done == jobs.c.rows_total),
+                or_(jobs.c.kind != PredictOptions.kind, jobs.c.rows_done == jobs.c.rows_total),
             )
             .values(status=DONE, finished_at=utcnow(), claim=None, lease_expires=None)
         ).rowcount

@@ -96,7 +96,8 @@ class LitMolProp(L.LightningModule):
     """Trains a :class:`MolPropModel` with the loss of ``task_type`` (``TaskConfig.task_type``:
     ``loss`` -- squared / absolute error or Huber -- on standardised targets, or BCE with logits;
     a classification task with a loss other than the default is a ConfigError). Only parameters with
-    ``requires_grad`` are optimised (so a frozen encoder stays bit-identical).
+    ``requires_grad`` are optimised (so a frozen encoder stays bit-identical), and a frozen
+    encoder (no weight with ``requires_grad``) stays in eval mode, dropout off (:meth:`train`).
 
     ``start_loader`` (fine-tuning from trained weights; set by ``fit_member``): the starting
     weights are scored on that validation loader before the first step and compete with every
@@ -148,6 +149,14 @@ class LitMolProp(L.LightningModule):
         self.ema: dict[str, torch.Tensor] = {}  # name -> running sum (not yet bias-corrected)
         self.ema_norm = 0.0  # sum of the weights given so far (bias correction)
         self._raw: list[torch.Tensor] | None = None
+
+    def train(self, mode: bool = True) -> LitMolProp:
+        """Set train / eval mode; a frozen encoder stays in eval mode."""
+        super().train(mode)
+        encoder = self.model.encoder
+        if mode and not any(p.requires_grad for p in encoder.parameters()):
+            encoder.eval()
+        return self
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
         return self.model(batch)
@@ -249,7 +258,7 @@ class LitMolProp(L.LightningModule):
         ``on_train_start``, so a resumed run keeps the best it had (which may be the start)."""
         if self.start_loader is None or self.monitor != "val_loss" or self.best_state is not None:
             return
-        was_training = self.model.training
+        was_training = {m: m.training for m in self.model.modules()}
         self.model.eval()
         total, count = 0.0, 0
         rng = torch.get_rng_state()  # a DataLoader iterator draws its seed from it
@@ -259,7 +268,8 @@ class LitMolProp(L.LightningModule):
                 total += float(self._loss(batch)) * batch.num_graphs
                 count += batch.num_graphs
         torch.set_rng_state(rng)  # training then draws what it drew without the candidate
-        self.model.train(was_training)
+        for module, training in was_training.items():  # each as it was (a frozen part: eval)
+            module.training = training
         if count:
             self.start_score = total / count
             self.best_score, self.best_epoch = self.start_score, -1

@@ -32,11 +32,12 @@ from molprop.io.table import read_table
 from molprop.models.config import TrainConfig
 from molprop.training.metrics import regression_metrics
 from molprop.training.train import TrainRequest, TrainResult, run_train
+from molprop.transfer import MODES, STRATEGIES, Mode, StrategyName
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
-from molprop.transfer.fidelity_split import MODES, build_fidelity_split
+from molprop.transfer.fidelity_split import build_fidelity_split
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import pretrain_or_reuse, run_pretrain
-from molprop.transfer.strategies import AUGMENT_KIND, INDUCTIVE_ONLY, STRATEGIES
+from molprop.transfer.strategies import get_strategy
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +53,8 @@ class BenchmarkRequest:
     out: str | Path
     smiles_column: str = "smiles"
     seeds: Sequence[int] = (0, 1, 2)
-    strategies: Sequence[str] = STRATEGIES
-    modes: Sequence[str] = MODES
+    strategies: Sequence[StrategyName] = STRATEGIES
+    modes: Sequence[Mode] = MODES
     model: dict[str, Any] = field(default_factory=dict)
     pretrain: TrainConfig = field(default_factory=TrainConfig)
     finetune: TrainConfig = field(default_factory=TrainConfig)
@@ -227,9 +228,10 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                 log.info(
                     "seed %d: %d fold models in %.0f s (%s)", seed, crossfit.folds, seconds, report
                 )
-        for strategy in request.strategies:
-            if mode != "inductive" and strategy in INDUCTIVE_ONLY:
-                log.info("seed %d: %s is inductive only, not run in %s mode", seed, strategy, mode)
+        for name in request.strategies:
+            strategy = get_strategy(name)
+            if mode != "inductive" and strategy.inductive_only:
+                log.info("seed %d: %s is inductive only, not run in %s mode", seed, name, mode)
                 continue
             t = time.perf_counter()
             result = run_finetune(
@@ -239,20 +241,20 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                     val_data=split_dir / "val.csv",
                     test_data=split_dir / "test.csv",
                     target_columns=[high],
-                    out=out / mode / strategy,
-                    strategy=strategy,
+                    out=out / mode / name,
+                    strategy=name,
                     mode=mode,
                     low_columns=[low],
                     train=replace(request.finetune, seed=seed),
                     progress=request.progress,
-                    crossfit=crossfit if AUGMENT_KIND.get(strategy) == "label" else None,
-                    keep_head=request.keep_head and strategy in ("full", "freeze-encoder"),
-                    unfreeze_after=0 if strategy == "freeze-encoder" else request.unfreeze_after,
+                    crossfit=crossfit if strategy.augment == "label" else None,
+                    keep_head=request.keep_head and strategy.can_keep_head,
+                    unfreeze_after=0 if strategy.freezes_encoder else request.unfreeze_after,
                 )
             )
             rows.append(
                 _record(
-                    strategy,
+                    name,
                     mode,
                     seed,
                     _test_metrics(result, high),
@@ -260,7 +262,7 @@ def run_seed(request: BenchmarkRequest, seed: int) -> list[dict]:
                     _val_rmse(result, high),
                 )
             )
-            log.info("seed %d %s %s: %s", seed, mode, strategy, rows[-1])
+            log.info("seed %d %s %s: %s", seed, mode, name, rows[-1])
     return rows
 
 

@@ -26,10 +26,10 @@ import pandas as pd
 from molprop.chem.smiles import inchikey
 from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.io.table import RowIssue, parse_target, read_table, require_columns
+from molprop.transfer import MODES, Mode
 
 log = logging.getLogger(__name__)
 
-MODES = ("transductive", "inductive")
 KEY_COLUMN = "inchikey"
 PARTS = ("train", "val", "test")
 
@@ -82,7 +82,7 @@ def _labels(frame: pd.DataFrame, column: str) -> np.ndarray:
     return out
 
 
-def check_split(split: FidelitySplit, mode: str) -> dict:
+def check_split(split: FidelitySplit, mode: Mode) -> dict:
     """Raise :class:`DataError` if ``mode``'s guarantee does not hold; -> check summary."""
     pre = set(split.pretrain[KEY_COLUMN])
     held = set(split.val[KEY_COLUMN]) | set(split.test[KEY_COLUMN])
@@ -122,7 +122,7 @@ def build_fidelity_split(
     low_column: str,
     high_column: str,
     high_sizes: Sequence[float],
-    mode: str,
+    mode: Mode,
     seed: int = 0,
 ) -> FidelitySplit:
     """Build (and check) the split. The high-fidelity partition depends only on ``seed``, so

@@ -32,9 +32,10 @@ from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.resolve import resolve_base_model
 from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
+from molprop.data.splits import SplitType
 from molprop.errors import ConfigError, DataError, InvalidInputError
-from molprop.io.table import MoleculeTable, parse_target
-from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
+from molprop.io.table import InvalidPolicy, MoleculeTable, parse_target
+from molprop.models.config import ModelConfig, TaskConfig, TaskType, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.calibrate import calibrate_artifact
 from molprop.training.fit import evaluate_split, fit_ensemble, is_global_zero
@@ -49,22 +50,19 @@ from molprop.training.tables import (
 )
 from molprop.training.train import TrainResult
 from molprop.training.warm_start import init_from_pretrained
+from molprop.transfer import MODES, Mode, StrategyName
 from molprop.transfer.baselines import baseline_metrics, verdict
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.strategies import (
-    AUGMENT_KIND,
-    check_strategy,
-    finetune_model_config,
+    Strategy,
     freeze_encoder,
-    init_linear_skip,
+    get_strategy,
     linear_fit,
     measured_residual_targets,
-    needs_fresh_head,
     unfreeze_encoder,
 )
 
 log = logging.getLogger(__name__)
-MODES = ("transductive", "inductive")
 
 
 @dataclass
@@ -76,7 +74,9 @@ class FinetuneRequest:
     ``keep_head``: load the pretrained head too (same number of targets and task type, no
     augmentation). ``unfreeze_after`` N > 0: the encoder is frozen for the first N epochs,
     then everything trains for the remaining ``train.epochs - N``. ``pretrained`` None: the
-    foundation model (``artifact.resolve.FOUNDATION_MODEL``), an error when there is none."""
+    foundation model (``artifact.resolve.FOUNDATION_MODEL``), an error when there is none.
+    ``strategy`` names the strategy (:attr:`transfer_strategy` is its class of
+    :mod:`molprop.transfer.strategies`)."""
 
     pretrained: str | Path | None
     data: str | Path | pd.DataFrame
@@ -85,21 +85,26 @@ class FinetuneRequest:
     smiles_column: str = "smiles"
     val_data: str | Path | pd.DataFrame | None = None
     test_data: str | Path | pd.DataFrame | None = None
-    strategy: str = "full"
-    mode: str = "transductive"
+    strategy: StrategyName = "full"
+    mode: Mode = "transductive"
     low_columns: list[str] | None = None
-    task_type: str = "regression"
-    split_type: str = "scaffold"
+    task_type: TaskType = "regression"
+    split_type: SplitType = "scaffold"
     split_sizes: tuple[float, float, float] = (0.8, 0.1, 0.1)
     split_column: str | None = None
     train: TrainConfig = field(default_factory=TrainConfig)
     units: list[str] = field(default_factory=list)
-    invalid: str = "skip"
+    invalid: InvalidPolicy = "skip"
     name: str = ""
     progress: bool = True
     crossfit: CrossFit | None = None
     keep_head: bool = False
     unfreeze_after: int = 0
+
+    @property
+    def transfer_strategy(self) -> Strategy:
+        """The strategy ``strategy`` names (:class:`ConfigError` for an unknown name)."""
+        return get_strategy(self.strategy)
 
     @property
     def split_spec(self) -> SplitSpec:
@@ -171,7 +176,7 @@ def load_parts(request: FinetuneRequest, pre: ArtifactConfig) -> FinetuneData:
     low_cols = low_columns(request, pre)
     low = {k: measured_low(t, low_cols) if use_measured else None for k, t in parts.items()}
     train_low = None
-    if request.strategy == "delta-measured":
+    if request.transfer_strategy.measured_targets:
         train_low = measured_low(parts["train"], low_cols)
     return FinetuneData(parts, low, train_low)
 
@@ -183,7 +188,7 @@ def low_columns(request: FinetuneRequest, pre: ArtifactConfig) -> list[str]:
 
 def uses_measured(request: FinetuneRequest) -> bool:
     """True when the model is trained on (and will predict from) measured low labels."""
-    return AUGMENT_KIND.get(request.strategy) == "label" and request.mode == "transductive"
+    return request.transfer_strategy.reads_measured_low(request.mode)
 
 
 @dataclass
@@ -216,10 +221,10 @@ def augmentation_inputs(
     request: FinetuneRequest, pre_dir: Path, data: FinetuneData
 ) -> AugmentationInputs:
     """The inputs appended to the graph embedding (and/or mapped by the skip), per part."""
-    if request.strategy not in AUGMENT_KIND:
+    kind = request.transfer_strategy.augment
+    if kind is None:
         return AugmentationInputs({k: None for k in data.parts}, None, {})
     source = PretrainedSource(pre_dir)
-    kind = AUGMENT_KIND[request.strategy]
     columns = request.low_columns or source.target_names
     raw = {k: raw_features(kind, source, t.graphs, data.low[k]) for k, t in data.parts.items()}
     inductive = request.mode == "inductive"
@@ -413,7 +418,7 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     start = time.perf_counter()
     if request.mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {request.mode!r}")
-    check_strategy(request.strategy, request.mode)
+    strategy = get_strategy(request.strategy, request.mode)
     pre_dir = resolve_base_model(request.pretrained)
     out = Path(request.out)
     writes = is_global_zero()
@@ -426,13 +431,11 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     )
     inputs = augmentation_inputs(request, pre_dir, data)
     extra, aug = inputs.extra, inputs.augment
-    fresh = needs_fresh_head(
-        request.strategy, pre, request.target_columns, request.task_type, request.keep_head
+    fresh = strategy.needs_fresh_head(
+        pre, request.target_columns, request.task_type, request.keep_head
     )
     n_extra = 0 if extra["train"] is None else extra["train"].shape[1]
-    config = finetune_model_config(
-        pre.model, len(request.target_columns), n_extra, request.strategy
-    )
+    config = strategy.model_config(pre.model, len(request.target_columns), n_extra)
     skip = None
     if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
         skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
@@ -448,8 +451,8 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         state, origin = source.read_member_weights(i), str(source.member_path(i))
         model = init_from_pretrained(config, state, origin, fresh, seed)
         if skip is not None:
-            init_linear_skip(model, *skip, request.strategy)
-        frozen = request.strategy == "freeze-encoder" or request.unfreeze_after > 0
+            strategy.init_skip(model, *skip)
+        frozen = strategy.freezes_encoder or request.unfreeze_after > 0
         return freeze_encoder(model) if frozen else model
 
     log.info(

@@ -25,6 +25,13 @@
   made by the stored pretrained copy). Transductive mode is refused: there ``x`` is the measured
   label, so it would be plain ``delta``.
 
+Each strategy is a small class (:class:`Strategy` and its subclasses) whose attributes say
+what it needs and does -- what it appends (``augment``), whether the model has a linear skip,
+whether the head sees ``x``, whether the encoder is frozen, whether it is inductive only,
+whether its training labels come from measured low labels -- and whose methods build the
+fine-tuned model's config and initialise its skip. :data:`REGISTRY` holds one per
+:data:`~molprop.transfer.StrategyName`; :func:`get_strategy` looks one up by name.
+
 The head is re-initialised (encoder + readout loaded strictly) whenever its shape or meaning
 changes: new target names, a new task type, or an augmentation strategy. Otherwise the whole
 state is loaded strictly. Augmentation features are standardised with training-set statistics
@@ -36,46 +43,190 @@ the pretrained artifact, so :class:`molprop.inference.Predictor` can rebuild the
 from __future__ import annotations
 
 import logging
-import types
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import ClassVar, cast
 
 import numpy as np
 import torch
 from torch import nn
 
-from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.config import ArtifactConfig, AugmentKind
 from molprop.errors import ConfigError
 from molprop.models.config import ModelConfig
 from molprop.models.model import MolPropModel
-from molprop.transfer import STRATEGIES
+from molprop.transfer import STRATEGIES, Mode, StrategyName
 
 log = logging.getLogger(__name__)
 
-AUGMENT_KIND = {
-    "label-augment": "label",
-    "embed-augment": "embed",
-    "delta": "label",
-    "delta-measured": "label",
-}
-#: Δ-learning strategies: frozen linear skip, the head does not see ``x``
-DELTA_STRATEGIES = ("delta", "delta-measured")
-#: strategies whose model has the linear skip (``ModelConfig.extra_skip``)
-SKIP_STRATEGIES = ("label-augment", *DELTA_STRATEGIES)
-#: strategies defined in inductive mode only
-INDUCTIVE_ONLY = ("delta-measured",)
 
+class Strategy:
+    """A fine-tuning strategy: plain ``full`` fine-tuning unless a subclass says otherwise.
 
-def check_strategy(strategy: str, mode: str | None = None) -> str:
-    """``strategy`` if it is known (and defined in ``mode``, when given), else
-    :class:`ConfigError`."""
-    if strategy not in STRATEGIES:
-        raise ConfigError(f"unknown strategy {strategy!r}; choose one of {STRATEGIES}")
-    if mode is not None and mode != "inductive" and strategy in INDUCTIVE_ONLY:
-        raise ConfigError(
-            f"strategy {strategy!r} is inductive only (--mode inductive): in {mode} mode the "
-            "input x is the measured low label itself, so it would be plain 'delta'"
+    The class attributes are what the fine-tune asks of a strategy: ``augment`` what is
+    appended to the graph embedding (and/or mapped by the skip; None: nothing), ``linear_skip``
+    whether the model has the linear skip (``ModelConfig.extra_skip``), ``extra_to_head``
+    whether the head sees the augmentation input (Δ strategies: the skip alone does),
+    ``freezes_encoder`` whether the encoder stays frozen throughout, ``inductive_only`` whether
+    the strategy is defined in inductive mode only, ``measured_targets`` whether the training
+    split's labels are made from its measured low labels (:func:`measured_residual_targets`)."""
+
+    name: ClassVar[StrategyName]
+    augment: ClassVar[AugmentKind | None] = None
+    linear_skip: ClassVar[bool] = False
+    extra_to_head: ClassVar[bool] = True
+    freezes_encoder: ClassVar[bool] = False
+    inductive_only: ClassVar[bool] = False
+    measured_targets: ClassVar[bool] = False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    @property
+    def can_keep_head(self) -> bool:
+        """Whether the pretrained head can be reused (``--keep-head``): no augmentation."""
+        return self.augment is None
+
+    def check_mode(self, mode: Mode) -> None:
+        """:class:`ConfigError` unless the strategy is defined in ``mode``."""
+        if mode != "inductive" and self.inductive_only:
+            raise ConfigError(
+                f"strategy {self.name!r} is inductive only (--mode inductive): in {mode} mode "
+                "the input x is the measured low label itself, so it would be plain 'delta'"
+            )
+
+    def reads_measured_low(self, mode: Mode) -> bool:
+        """True when the model is trained on (and will predict from) measured low labels."""
+        return self.augment == "label" and mode == "transductive"
+
+    def model_config(self, pretrained: ModelConfig, n_tasks: int, n_extra: int) -> ModelConfig:
+        """The fine-tuned model: the pretrained architecture with the new outputs and the
+        strategy's extra inputs (appended to the head; Δ strategies: skip only)."""
+        return replace(
+            pretrained,
+            n_tasks=n_tasks,
+            n_extra=n_extra,
+            extra_to_head=self.extra_to_head,
+            extra_skip=self.linear_skip and n_extra > 0,
         )
+
+    def init_skip(self, model: MolPropModel, weights: np.ndarray, bias: np.ndarray) -> MolPropModel:
+        """Set the skip layer to the linear fit ``weights``, ``bias`` (then
+        :meth:`_after_skip`: what the strategy does with it)."""
+        if model.skip is None:
+            raise ConfigError(f"strategy {self.name!r} needs a model with a linear skip")
+        with torch.no_grad():
+            model.skip.weight.copy_(torch.as_tensor(weights, dtype=model.skip.weight.dtype))
+            model.skip.bias.copy_(torch.as_tensor(bias, dtype=model.skip.bias.dtype))
+        self._after_skip(model)
+        return model
+
+    def _after_skip(self, model: MolPropModel) -> None:
+        """What follows setting the skip to the fit (nothing here)."""
+
+    def needs_fresh_head(
+        self,
+        pretrained: ArtifactConfig,
+        target_names: Sequence[str],
+        task_type: str,
+        keep_head: bool = False,
+    ) -> bool:
+        """True when the head is re-initialised. ``keep_head``: reuse the pretrained head
+        under new target names (same number of targets and task type, no augmentation), else
+        :class:`ConfigError`."""
+        if keep_head:
+            if (
+                not self.can_keep_head
+                or len(target_names) != len(pretrained.task.target_names)
+                or task_type != pretrained.task.task_type
+            ):
+                raise ConfigError(
+                    f"--keep-head needs the pretrained task's shape "
+                    f"({len(pretrained.task.target_names)} {pretrained.task.task_type} "
+                    f"target(s)) and a strategy without augmentation; got {len(target_names)} "
+                    f"{task_type} target(s), strategy {self.name!r}"
+                )
+            return False
+        return (
+            not self.can_keep_head
+            or tuple(target_names) != tuple(pretrained.task.target_names)
+            or task_type != pretrained.task.task_type
+        )
+
+
+class Full(Strategy):
+    """Every weight trains from the pretrained values."""
+
+    name = "full"
+
+
+class FreezeEncoder(Strategy):
+    """Encoder frozen (:func:`freeze_encoder`); readout and head train."""
+
+    name = "freeze-encoder"
+    freezes_encoder = True
+
+
+class LabelAugment(Strategy):
+    """The low label ``x`` goes to the head and through a trained linear skip; the head's last
+    layer starts at zero, so the model starts at the linear fit."""
+
+    name = "label-augment"
+    augment = "label"
+    linear_skip = True
+
+    def _after_skip(self, model: MolPropModel) -> None:
+        with torch.no_grad():
+            last = cast(nn.Linear, model.head.net[-1])
+            last.weight.zero_()
+            last.bias.zero_()
+
+
+class EmbedAugment(Strategy):
+    """The pretrained model's graph embedding goes to the head."""
+
+    name = "embed-augment"
+    augment = "embed"
+
+
+class Delta(Strategy):
+    """Δ-learning: a frozen skip holds the linear fit of ``x``; the network (which never sees
+    ``x``) learns the residual."""
+
+    name: ClassVar[StrategyName] = "delta"
+    augment = "label"
+    linear_skip = True
+    extra_to_head = False
+
+    def _after_skip(self, model: MolPropModel) -> None:
+        assert model.skip is not None
+        model.skip.requires_grad_(False)
+
+
+class DeltaMeasured(Delta):
+    """``delta`` whose training labels use the training molecules' measured low labels
+    (inductive only)."""
+
+    name = "delta-measured"
+    inductive_only = True
+    measured_targets = True
+
+
+#: one strategy per :data:`~molprop.transfer.StrategyName`
+REGISTRY: dict[StrategyName, Strategy] = {
+    s.name: s
+    for s in (Full(), FreezeEncoder(), LabelAugment(), EmbedAugment(), Delta(), DeltaMeasured())
+}
+
+
+def get_strategy(name: str, mode: Mode | None = None) -> Strategy:
+    """The strategy called ``name`` (and defined in ``mode``, when given), else
+    :class:`ConfigError`."""
+    if name not in REGISTRY:
+        raise ConfigError(f"unknown strategy {name!r}; choose one of {STRATEGIES}")
+    strategy = REGISTRY[cast(StrategyName, name)]
+    if mode is not None:
+        strategy.check_mode(mode)
     return strategy
 
 
@@ -94,20 +245,6 @@ def measured_residual_targets(
     targets = high - (low @ a.T + b) + (x @ a_x.T + b_x)
     fits = {"low_weight": a.tolist(), "low_bias": b.tolist()}
     return targets, {**fits, "x_weight": a_x.tolist(), "x_bias": b_x.tolist()}
-
-
-def finetune_model_config(
-    pretrained: ModelConfig, n_tasks: int, n_extra: int, strategy: str = "full"
-) -> ModelConfig:
-    """The fine-tuned model: the pretrained architecture with the new outputs and the
-    strategy's extra inputs (appended to the head; ``delta``: skip only)."""
-    return replace(
-        pretrained,
-        n_tasks=n_tasks,
-        n_extra=n_extra,
-        extra_to_head=strategy not in DELTA_STRATEGIES,
-        extra_skip=strategy in SKIP_STRATEGIES and n_extra > 0,
-    )
 
 
 def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,72 +267,15 @@ def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return weights, bias
 
 
-def init_linear_skip(
-    model: MolPropModel, weights: np.ndarray, bias: np.ndarray, strategy: str
-) -> MolPropModel:
-    """Set the skip layer to the linear fit. ``label-augment``: the head's last layer is
-    zeroed (the model starts at the fit) and the skip trains; ``delta``: the skip is frozen
-    (the network learns the residual of the fit; also ``delta-measured``)."""
-    if model.skip is None:
-        raise ConfigError(f"strategy {strategy!r} needs a model with a linear skip")
-    with torch.no_grad():
-        model.skip.weight.copy_(torch.as_tensor(weights, dtype=model.skip.weight.dtype))
-        model.skip.bias.copy_(torch.as_tensor(bias, dtype=model.skip.bias.dtype))
-        if strategy == "label-augment":
-            last = model.head.net[-1]
-            last.weight.zero_()
-            last.bias.zero_()
-    if strategy in DELTA_STRATEGIES:
-        model.skip.requires_grad_(False)
+def freeze_encoder(model: MolPropModel) -> MolPropModel:
+    """Freeze ``model.encoder``: no gradients, and eval mode (dropout off); the trainer keeps a
+    frozen encoder in eval mode (:meth:`molprop.training.lightning_module.LitMolProp.train`)."""
+    model.encoder.requires_grad_(False)
+    model.encoder.eval()
     return model
-
-
-def needs_fresh_head(
-    strategy: str,
-    pretrained: ArtifactConfig,
-    target_names: Sequence[str],
-    task_type: str,
-    keep_head: bool = False,
-) -> bool:
-    """True when the head is re-initialised. ``keep_head``: reuse the pretrained head under
-    new target names (same number of targets and task type, no augmentation), else
-    :class:`ConfigError`."""
-    if keep_head:
-        if (
-            strategy in AUGMENT_KIND
-            or len(target_names) != len(pretrained.task.target_names)
-            or task_type != pretrained.task.task_type
-        ):
-            raise ConfigError(
-                f"--keep-head needs the pretrained task's shape ({len(pretrained.task.target_names)}"
-                f" {pretrained.task.task_type} target(s)) and a strategy without augmentation; "
-                f"got {len(target_names)} {task_type} target(s), strategy {strategy!r}"
-            )
-        return False
-    return (
-        strategy in AUGMENT_KIND
-        or tuple(target_names) != tuple(pretrained.task.target_names)
-        or task_type != pretrained.task.task_type
-    )
-
-
-def _train_frozen(self: nn.Module, mode: bool = True) -> nn.Module:
-    return nn.Module.train(self, False)
 
 
 def unfreeze_encoder(model: MolPropModel) -> MolPropModel:
-    """Undo :func:`freeze_encoder`: the encoder trains again (gradients, train mode)."""
-    for p in model.encoder.parameters():
-        p.requires_grad_(True)
-    model.encoder.__dict__.pop("train", None)
-    return model
-
-
-def freeze_encoder(model: MolPropModel) -> MolPropModel:
-    """Freeze ``model.encoder``: no gradients, and it stays in eval mode (dropout off) even when
-    Lightning calls ``model.train()``."""
-    for p in model.encoder.parameters():
-        p.requires_grad_(False)
-    model.encoder.train = types.MethodType(_train_frozen, model.encoder)  # type: ignore[method-assign]
-    model.encoder.eval()
+    """Undo :func:`freeze_encoder`: the encoder's weights take gradients again."""
+    model.encoder.requires_grad_(True)
     return model

@@ -20,7 +20,7 @@ from sqlalchemy import inspect, text
 
 from api.main import create_app
 from molprop.artifact import Artifact
-from molprop.jobstore import make_engine, migrate, store
+from molprop.jobstore import FinetuneOptions, make_engine, migrate, store
 from molprop.jobstore.schema import metadata
 from tests.api.jobs.helpers import job_settings, wait_for
 
@@ -122,7 +122,8 @@ def test_without_keys_everything_is_allowed(jobs_client, db_url):
     """The local single-user service: every job visible, publishing allowed."""
     engine = make_engine(db_url)
     try:
-        other = store.create_job(engine, "finetune", "solubility", None, {"name": "x"}, b"", "bob")
+        options = FinetuneOptions(name="x", target_column="y")
+        other = store.create_job(engine, "solubility", None, options, b"", "bob")
     finally:
         engine.dispose()
     mine = predict_job(jobs_client, None)
@@ -162,7 +163,8 @@ def publish(db_url: str, model_dir: Path, name: str) -> str:
     does when it ends (claim the job, store the files, mark it done) -> the job id."""
     engine = make_engine(db_url)
     try:
-        job = store.create_job(engine, "finetune", "solubility", None, {"name": name}, b"", "root")
+        options = FinetuneOptions(name=name, target_column="y")
+        job = store.create_job(engine, "solubility", None, options, b"", "root")
         claimed = store.claim_job(engine, 30)
         assert claimed is not None and claimed.id == job.id
         files = Artifact(model_dir / "solubility").pack()
@@ -238,7 +240,8 @@ def test_the_owner_migration_upgrades_a_database_of_the_previous_revision(empty_
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
         old = store.get_job(engine, "old")
         assert (old.status, old.rows_done, old.owner) == ("done", 2, None)
-        new = store.create_job(engine, "finetune", "solubility", None, {}, b"", owner="alice")
+        options = FinetuneOptions(name="new", target_column="y")
+        new = store.create_job(engine, "solubility", None, options, b"", owner="alice")
         assert [j.id for j in store.list_jobs(engine, owner="alice")] == [new.id]
         assert {j.id for j in store.list_jobs(engine)} == {"old", new.id}
     finally:

@@ -8,11 +8,12 @@ import pytest
 import molprop.jobs.finetune
 from molprop.errors import TrainingInterrupted
 from molprop.jobs.worker import Worker, WorkerConfig, WorkerStopping
-from molprop.jobstore import store
+from molprop.jobstore import FinetuneOptions, store
 
 
 def _claimed_finetune_job(worker: Worker) -> store.JobRecord:
-    job = store.create_job(worker.engine, "finetune", "solubility", None, {}, payload=b"smiles,y\n")
+    options = FinetuneOptions(name="new", target_column="y")
+    job = store.create_job(worker.engine, "solubility", None, options, payload=b"smiles,y\n")
     claimed = store.claim_job(worker.engine, 30.0)
     assert claimed is not None and claimed.id == job.id
     return claimed

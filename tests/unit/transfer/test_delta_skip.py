@@ -23,12 +23,7 @@ from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
 from molprop.transfer.crossfit import assign_folds
 from molprop.transfer.finetune import AugmentationInputs, FinetuneData, part_targets
-from molprop.transfer.strategies import (
-    check_strategy,
-    finetune_model_config,
-    init_linear_skip,
-    linear_fit,
-)
+from molprop.transfer.strategies import get_strategy, linear_fit
 
 TINY = dict(hidden_dim=16, heads=2, layers="MSP", num_seeds=4, head_hidden=16)
 
@@ -48,7 +43,7 @@ def esol(esol_frame):
 def _config(graphs, strategy: str) -> ModelConfig:
     g = graphs[0]
     base = ModelConfig(node_dim=g.x.shape[1], edge_dim=g.edge_attr.shape[1], n_tasks=1, **TINY)
-    return finetune_model_config(base, 1, 1, strategy)
+    return get_strategy(strategy).model_config(base, 1, 1)
 
 
 def _forward(model: MolPropModel, graphs, x: np.ndarray) -> np.ndarray:
@@ -76,7 +71,7 @@ def test_label_augment_starts_exactly_at_the_linear_fit(esol):
     model = MolPropModel.from_config(_config(graphs, "label-augment"))
     assert model.head.in_dim == model.readout.out_dim + 1 and model.skip is not None
     w, b = linear_fit(x, y)
-    init_linear_skip(model, w, b, "label-augment")
+    get_strategy("label-augment").init_skip(model, w, b)
     pred = _forward(model, graphs, x)
     np.testing.assert_allclose(pred, x @ w.T + b, atol=1e-5)  # head contributes 0 at start
     assert model.skip.weight.requires_grad  # the skip trains with the rest
@@ -88,7 +83,7 @@ def test_delta_skip_stays_frozen_and_the_network_learns_the_residual(esol):
     model = MolPropModel.from_config(_config(graphs, "delta"))
     assert model.head.in_dim == model.readout.out_dim  # the network never sees x
     w, b = linear_fit(x, y)
-    init_linear_skip(model, w, b, "delta")
+    get_strategy("delta").init_skip(model, w, b)
     before = _forward(model, graphs, x)
     fit_member(
         model,
@@ -197,17 +192,17 @@ def test_other_strategies_train_on_the_measured_high_labels():
 
 
 def test_delta_measured_is_inductive_only():
-    assert check_strategy("delta-measured", "inductive") == "delta-measured"
+    assert get_strategy("delta-measured", "inductive").name == "delta-measured"
     with pytest.raises(ConfigError, match="inductive only"):
-        check_strategy("delta-measured", "transductive")
+        get_strategy("delta-measured", "transductive")
     cfg = _config_from_dims("delta-measured")
     assert cfg.extra_skip and not cfg.extra_to_head  # delta's network: skip only
-    model = init_linear_skip(
-        MolPropModel.from_config(cfg), np.ones((1, 1)), np.zeros(1), "delta-measured"
+    model = get_strategy("delta-measured").init_skip(
+        MolPropModel.from_config(cfg), np.ones((1, 1)), np.zeros(1)
     )
     assert not model.skip.weight.requires_grad  # the skip's fit stays as fitted
 
 
 def _config_from_dims(strategy: str) -> ModelConfig:
     base = ModelConfig(node_dim=8, edge_dim=4, n_tasks=1, **TINY)
-    return finetune_model_config(base, 1, 1, strategy)
+    return get_strategy(strategy).model_config(base, 1, 1)

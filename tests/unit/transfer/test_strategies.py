@@ -1,10 +1,14 @@
-"""Fine-tuning strategies: frozen encoder stays bit-identical, strict key checks, fresh heads,
+"""Fine-tuning strategies: one registered class per strategy name, unknown names refused as
+before, frozen encoder stays bit-identical and in eval mode, strict key checks, fresh heads,
 and inductive label augmentation never reads measured low-fidelity labels."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
+from typing import get_args
 
+import lightning as L
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,13 +21,15 @@ from molprop.featurize.graph2d import Graph2DFeaturizer
 from molprop.models.config import ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
+from molprop.training.lightning_module import LitMolProp
 from molprop.training.resume import FINAL_TENSORS, STATE_TENSORS
 from molprop.training.train import TrainRequest
 from molprop.training.warm_start import init_from_pretrained
+from molprop.transfer import STRATEGIES, StrategyName
 from molprop.transfer.datasets import qm8_e1_frame
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import run_pretrain
-from molprop.transfer.strategies import freeze_encoder
+from molprop.transfer.strategies import REGISTRY, freeze_encoder, get_strategy, unfreeze_encoder
 
 TINY = dict(hidden_dim=16, heads=2, layers="MSP", num_seeds=4, head_hidden=16)
 
@@ -49,31 +55,120 @@ def _model(graphs, n_extra: int = 0, dropout: float = 0.0) -> MolPropModel:
     )
 
 
-def test_freeze_encoder_keeps_encoder_bit_identical(esol_graphs):
+#: what each strategy needs and does: (augment, linear skip, head sees x, frozen encoder,
+#: inductive only, measured training targets)
+TRAITS = {
+    "full": (None, False, True, False, False, False),
+    "freeze-encoder": (None, False, True, True, False, False),
+    "label-augment": ("label", True, True, False, False, False),
+    "embed-augment": ("embed", False, True, False, False, False),
+    "delta": ("label", True, False, False, False, False),
+    "delta-measured": ("label", True, False, False, True, True),
+}
+
+
+def test_the_registry_has_one_strategy_per_name_of_the_literal():
+    names = get_args(StrategyName)
+    assert STRATEGIES == names and set(REGISTRY) == set(names) == set(TRAITS)
+    for name in names:
+        strategy = get_strategy(name)
+        assert strategy is REGISTRY[name] and strategy.name == name
+        traits = (
+            strategy.augment,
+            strategy.linear_skip,
+            strategy.extra_to_head,
+            strategy.freezes_encoder,
+            strategy.inductive_only,
+            strategy.measured_targets,
+        )
+        assert traits == TRAITS[name], name
+        assert strategy.can_keep_head == (strategy.augment is None)
+    assert len({type(s) for s in REGISTRY.values()}) == len(names)  # a class each
+
+
+UNKNOWN = (
+    "unknown strategy 'fine'; choose one of ('full', 'freeze-encoder', 'label-augment', "
+    "'embed-augment', 'delta', 'delta-measured')"
+)
+
+
+def test_an_unknown_strategy_is_refused_with_the_known_names(tmp_path, capsys):
+    with pytest.raises(ConfigError) as found:
+        get_strategy("fine")
+    assert str(found.value) == UNKNOWN
+    request = FinetuneRequest(
+        pretrained=tmp_path / "none",
+        data=tmp_path / "none.csv",
+        target_columns=["y"],
+        out=tmp_path / "out",
+        strategy="fine",  # type: ignore[arg-type]
+        progress=False,
+    )
+    with pytest.raises(ConfigError) as found:
+        run_finetune(request)
+    assert str(found.value) == UNKNOWN and not (tmp_path / "out").exists()
+    from molprop.cli import finetune
+
+    parser = argparse.ArgumentParser(prog="molprop")
+    finetune.add_parser(parser.add_subparsers(), "finetune")
+    args = ["finetune", "--data", "x.csv", "--target-columns", "y", "--out", "o"]
+    assert parser.parse_args([*args, "--strategy", "delta"]).transfer_strategy == "delta"
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args([*args, "--strategy", "fine"])
+    assert exited.value.code == 2
+    assert (
+        "argument --strategy: invalid choice: 'fine' (choose from 'full', 'freeze-encoder', "
+        "'label-augment', 'embed-augment', 'delta', 'delta-measured')"
+    ) in capsys.readouterr().err
+
+
+class _Modes(L.Callback):
+    """Records the encoder's and the head's train mode at every training step."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[bool, bool]] = set()
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        self.seen.add((pl_module.model.encoder.training, pl_module.model.head.training))
+
+
+@pytest.mark.parametrize("start_candidate", [False, True])
+def test_freeze_encoder_keeps_encoder_bit_identical(esol_graphs, start_candidate):
     graphs, y = esol_graphs
     pre = _model(graphs, dropout=0.2)
     state = {k: v.clone() for k, v in pre.state_dict().items()}
     model = freeze_encoder(
         init_from_pretrained(pre.config, state, "test", fresh_head=False, seed=0)
     )
+    assert "train" not in vars(model.encoder)  # frozen, not patched
     y = (y - y.mean()) / y.std()
+    modes = _Modes()
+    data = GraphDataset(graphs, y)
     fit_member(
         model,
-        GraphDataset(graphs, y),
-        None,
+        data,
+        data if start_candidate else None,  # the start is scored (eval mode), then training
         TrainConfig(epochs=3, lr=1e-2),
         seed=0,
         progress=False,
         task_type="regression",
+        extra_callbacks=[modes],
+        start_candidate=start_candidate,
     )
+    # every step (also after validation and scoring the start): dropout off in the frozen part
+    assert modes.seen == {(False, True)}
     after = model.state_dict()
     enc = [k for k in after if k.startswith("encoder.")]
     assert enc and all(torch.equal(after[k], state[k]) for k in enc)
-    assert any(
-        not torch.equal(after[k], state[k]) for k in after if k.startswith(("readout.", "head."))
-    )
-    model.train()
-    assert not model.encoder.training and model.head.training  # dropout off in the frozen part
+    trained = [k for k in after if k.startswith(("readout.", "head."))]
+    # (with the start a candidate, the start may be kept: no epoch beat it)
+    assert start_candidate or any(not torch.equal(after[k], state[k]) for k in trained)
+    lit = LitMolProp(model, "regression")
+    lit.train()
+    assert not model.encoder.training and model.head.training
+    unfreeze_encoder(model)
+    lit.train()
+    assert model.encoder.training and all(p.requires_grad for p in model.encoder.parameters())
 
 
 def test_strict_key_mismatch_raises_naming_the_keys(esol_graphs):
