@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from molprop.artifact.augment import PretrainedSource
+from molprop.inference.augment import PretrainedSource
 from molprop.artifact.config import ArtifactConfig
 from molprop.chem.smiles import inchikey
 from molprop.errors import ConfigError, DataError, InvalidInputError

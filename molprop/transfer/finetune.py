@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from safetensors.torch import load_file
 
-from molprop.artifact.augment import PretrainedSource, fit_augmentation, raw_features, standardise
+from molprop.inference.augment import PretrainedSource, fit_augmentation, raw_features, standardise
 from molprop.artifact.card import write_card
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.domain import add_domain_to_artifact

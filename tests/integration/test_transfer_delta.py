@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import torch
 
-from molprop.artifact.augment import MissingLowLabels, PretrainedSource, standardise
+from molprop.inference.augment import MissingLowLabels, PretrainedSource, standardise
 from molprop.artifact.card import write_card
 from molprop.artifact.store import load_config, save_artifact
 from molprop.cli.main import main

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from molprop.artifact.augment import parse_low_rows
+from molprop.inference.augment import parse_low_rows
 from molprop.artifact.config import Augmentation
 from molprop.data.batch import collate_graphs
 from molprop.data.loader import GraphDataset
