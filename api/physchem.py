@@ -2,8 +2,8 @@
 and structural alerts (PAINS, Brenk, NIH) per SMILES (:mod:`molprop.inference.physchem`), no model.
 
 Limits as ``/v1/predict``: at most ``MOLPROP_MAX_BATCH`` SMILES (413), a SMILES longer than
-``MOLPROP_MAX_SMILES_LENGTH`` characters or with more than ``MOLPROP_MAX_HEAVY_ATOMS`` heavy
-atoms is its row's ``invalid_input``; the work runs in the large lane under the request
+``MOLPROP_MAX_SMILES_LENGTH`` characters, not valid Unicode, or with more than
+``MOLPROP_MAX_HEAVY_ATOMS`` heavy atoms is its row's ``invalid_input``; the work runs in the large lane under the request
 deadline (503 when the queue is full, 504 past the deadline). Every row comes back, in order.
 """
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.errors import StrictJSONRoute, safe_text
 from api.panel import physchem_groups
-from api.routes import get_settings, require_api_key, run_or_refuse
+from api.routes import get_settings, require_api_key, run_or_refuse, work_limits
 from api.scheduler import Job, Lane
 from api.schemas import ErrorBody
 from api.settings import Settings
@@ -75,23 +75,19 @@ physchem_router = APIRouter(
 
 
 def describe_rows(smiles: list[str], settings: Settings) -> list[dict[str, object]]:
-    """Each SMILES's row, or its reason for refusal (too long, too many heavy atoms)."""
+    """Each SMILES's row, or its reason for refusal by the service's work limits
+    (:func:`api.routes.work_limits`: too long, not Unicode, too many heavy atoms)."""
+    limits = work_limits(settings)
     rows: list[dict[str, object]] = []
     for smi in smiles:
-        if len(smi) > settings.max_smiles_length:
-            reason = (
-                f"SMILES too long ({len(smi)} > {settings.max_smiles_length} characters, "
-                "MOLPROP_MAX_SMILES_LENGTH)"
-            )
+        reason = limits.text_refusal(smi)
+        if reason is not None:
             rows.append({"status": "invalid_input", "error": reason})
             continue
         row = describe_smiles(smi)
         atoms = row.get("heavy_atoms")
-        if isinstance(atoms, int) and atoms > settings.max_heavy_atoms:
-            reason = (
-                f"molecule has {atoms} heavy atoms; the limit is {settings.max_heavy_atoms} per "
-                "molecule (MOLPROP_MAX_HEAVY_ATOMS)"
-            )
+        reason = limits.size_refusal(atoms) if isinstance(atoms, int) else None
+        if reason is not None:
             row = {"status": "invalid_input", "error": reason}
         rows.append(row)
     return rows

@@ -41,11 +41,12 @@ from api.schemas import (
     WorkerHealth,
 )
 from api.settings import Settings
-from molprop.artifact.augment import parse_low_rows
 from molprop.artifact.calibration import NOT_CALIBRATED
 from molprop.artifact.panel import PanelDefinition
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.inference import RowPrediction
+from molprop.inference.augment import parse_low_rows
+from molprop.inference.screen import SERVICE_NAMES, WorkLimits
 from molprop.jobstore import store as job_store
 
 log = logging.getLogger(__name__)
@@ -53,14 +54,6 @@ log = logging.getLogger(__name__)
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False)
 #: not an HTTP status a client sees (it has gone); logged like nginx's "client closed request"
 CLIENT_CLOSED = 499
-
-
-def encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def get_settings(request: Request) -> Settings:
@@ -293,29 +286,31 @@ def screen_low(body: PredictRequest, model: ServedModel, rejected: dict[int, str
     return [values[i] for i in range(len(body.smiles)) if i not in rejected]
 
 
+def work_limits(settings: Settings) -> WorkLimits:
+    """The service's work limits (``MOLPROP_MAX_SMILES_LENGTH``, ``MOLPROP_MAX_HEAVY_ATOMS``),
+    named as its settings in a refusal."""
+    return WorkLimits(settings.max_smiles_length, settings.max_heavy_atoms, SERVICE_NAMES)
+
+
 def screen_rows(
     smiles: list[str], model: ServedModel, settings: Settings
 ) -> tuple[dict[int, str], RequestCost]:
-    """Rows refused before the model (too long, not Unicode, too many heavy atoms) with their
-    reason, and the work of the others: attention tokens and conformers to embed (see
-    :mod:`api.budget`). Runs in a thread."""
-    limit = settings.max_smiles_length
+    """Rows refused before the model by the pipeline's work limits
+    (:class:`molprop.inference.screen.WorkLimits`: too long, not Unicode, too many heavy atoms)
+    with their reason, and the work of the others: attention tokens and conformers to embed
+    (see :mod:`api.budget`, whose parse also counts the heavy atoms). Runs in a thread."""
+    limits = work_limits(settings)
     rejected: dict[int, str] = {}
     for i, smi in enumerate(smiles):
-        if len(smi) > limit:
-            rejected[i] = (
-                f"SMILES too long ({len(smi)} > {limit} characters, MOLPROP_MAX_SMILES_LENGTH)"
-            )
-        elif not encodable(smi):
-            rejected[i] = "SMILES contains characters that are not valid Unicode"
+        reason = limits.text_refusal(smi)
+        if reason is not None:
+            rejected[i] = reason
     todo = [i for i in range(len(smiles)) if i not in rejected]
     total = RequestCost()
     for i, cost in zip(todo, predictor_costs([smiles[i] for i in todo], model.predictor)):
-        if cost.heavy_atoms > settings.max_heavy_atoms:
-            rejected[i] = (
-                f"molecule has {cost.heavy_atoms} heavy atoms; the limit is "
-                f"{settings.max_heavy_atoms} per molecule (MOLPROP_MAX_HEAVY_ATOMS)"
-            )
+        reason = limits.size_refusal(cost.heavy_atoms)
+        if reason is not None:
+            rejected[i] = reason
         else:
             total = total.add(cost)
     return rejected, total

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from molprop.artifact.augment import PretrainedSource
 from molprop.featurize import build_featurizer
+from molprop.inference.augment import PretrainedSource
 from molprop.transfer.crossfit import assign_folds, molecule_keys
 from molprop.transfer.fidelity_split import KEY_COLUMN
 

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.transfer_crossfit import RESULTS, _rmse, low_labels_by_key, run_parser
-from molprop.artifact.augment import PretrainedSource
 from molprop.featurize import build_featurizer
+from molprop.inference.augment import PretrainedSource
 from molprop.inference.predictor import Predictor
 from molprop.transfer.crossfit import molecule_keys
 

@@ -30,7 +30,9 @@ class MolGraph:
             parsing the SMILES again; not model inputs.
         smiles: optional SMILES the graph was built from after the chemistry checks
             (:mod:`molprop.chem.standardize`; set at prediction, the output's
-            ``standardized_smiles``); not a model input.
+            ``standardized_smiles``), or for a structure the SMILES of the molecule perceived
+            from its coordinates (3D featuriser, mode ``bonds``; the applicability domain reads
+            it); not a model input.
         n_atoms: number of atoms (equals n_nodes).
 
     :meth:`to_pyg` / :meth:`from_pyg` convert to and from a PyTorch Geometric ``Data`` (the

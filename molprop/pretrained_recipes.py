@@ -440,8 +440,10 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     if recipe.structures:
         notes.insert(
             0,
-            "`in_domain` is computed from SMILES fingerprints: SMILES requests get it, rows of a "
-            "structure file or `predict_structures` do not (their intervals use the std bins).",
+            "`in_domain` is computed from the fingerprint of the molecule the model read: a "
+            "SMILES request's standardised SMILES, a structure's molecule as perceived from its "
+            "coordinates (a structure whose bonds cannot be perceived has similarity 0: out of "
+            "domain); the intervals use the domain's bins for both.",
         )
 
     return artifact.write_card(

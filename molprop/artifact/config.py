@@ -30,7 +30,7 @@ AUGMENT_INPUTS = ("predicted", "measured")
 
 @dataclass(frozen=True)
 class Augmentation:
-    """How a fine-tuned model's extra per-graph inputs are made (``molprop.artifact.augment``):
+    """How a fine-tuned model's extra per-graph inputs are made (``molprop.inference.augment``):
     ``kind`` label|embed, the sub-directory holding the pretrained artifact that makes them, and
     the (A,) standardisation statistics fitted on the training split.
 

@@ -88,3 +88,12 @@ def bare_atoms(numbers: np.ndarray, pos: np.ndarray) -> Chem.Mol:
     mol.UpdatePropertyCache(strict=False)
     Chem.FastFindRings(mol)
     return mol.GetMol()
+
+
+def perceived_smiles(mol: Chem.Mol) -> str | None:
+    """Canonical SMILES (hydrogens implicit) of a molecule from :func:`perceive_bonds`, or None
+    when RDKit cannot write it."""
+    try:
+        return Chem.MolToSmiles(Chem.RemoveHs(mol))
+    except (ValueError, RuntimeError, Chem.rdchem.MolSanitizeException):
+        return None

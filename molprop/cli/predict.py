@@ -24,6 +24,10 @@ import argparse
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from molprop.inference.files import FileOptions
 
 log = logging.getLogger(__name__)
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
@@ -133,10 +137,31 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
+def file_options(args: argparse.Namespace) -> FileOptions:
+    """The options of ``args`` for :func:`molprop.inference.files.predict_file`."""
+    from molprop.inference.files import FileOptions
+
+    suffix = Path(args.output).suffix.lower()  # compression as pandas infers it
+    return FileOptions(
+        smiles_column=args.smiles_column,
+        batch_size=args.batch_size,
+        chunk_size=args.chunk_size,
+        num_workers=args.num_workers,
+        resume=args.resume,
+        progress=not (args.no_progress or os.environ.get("MOLPROP_NO_PROGRESS")),
+        interval=args.interval,
+        low_columns=args.low_column,
+        devices=args.devices,
+        num_nodes=args.num_nodes,
+        strategy=args.strategy,
+        compression=_COMPRESSION.get(suffix),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from molprop.artifact.resolve import is_panel
-    from molprop.chem.structures import is_structure_path
     from molprop.errors import ConfigError
+    from molprop.inference.files import check_file, predict_file
     from molprop.inference.predictor import Predictor
     from molprop.io.sink import commit_output, partial_path, stage_output
 
@@ -153,26 +178,15 @@ def run(args: argparse.Namespace) -> int:
     if is_panel(args.model):  # several models answered together: one wide row per input
         from molprop.cli.predict_panel import run_panel
 
-        return run_panel(args)
-    if args.backend != "torch" and (args.devices * args.num_nodes > 1 or args.strategy != "auto"):
+        return run_panel(args, file_options(args))
+    options = file_options(args)
+    if args.backend != "torch" and options.distributed:
         raise ConfigError("--backend onnxruntime runs in one process (no --devices/--num-nodes)")
     predictor = Predictor.from_pretrained(args.model, backend=args.backend, onnx=args.onnx)
-    predictor.interval_level(args.interval)  # a level the calibration cannot serve: stop now
-    if predictor.low_columns and not args.low_column:
-        predictor.with_low([], None)  # trained on measured low labels: refuse with the reason
-    # a 3D model reads a structure file's own coordinates; SMILES inputs (and SDF for a 2D
-    # model, as SMILES + properties) are streamed
-    structure_file = predictor.reads_structures and is_structure_path(args.input)
-    distributed = args.devices * args.num_nodes > 1 or args.strategy != "auto"
-    progress = not (args.no_progress or os.environ.get("MOLPROP_NO_PROGRESS"))
-    if distributed and structure_file:
-        raise ConfigError(
-            "several processes are supported for SMILES inputs (CSV / SMI / SDF); "
-            "structure files are predicted in one process"
-        )
+    check_file(predictor, args.input, options)  # refusals before any output is written
     staged = stage_output(args.output, args.resume)
     try:
-        counts, n = _predict(args, predictor, staged, structure_file, distributed, progress)
+        counts, n = predict_file(predictor, args.input, staged, options)
     except BaseException:
         if staged.exists():
             log.warning(
@@ -188,58 +202,3 @@ def run(args: argparse.Namespace) -> int:
     log.info("wrote %d rows to %s (%s)", n, args.output, counts)
     print(f"{n} rows written to {args.output}: {counts}")
     return 0
-
-
-def _predict(
-    args, predictor, staged: Path, structure_file: bool, distributed: bool, progress: bool
-) -> tuple[dict, int | None]:
-    """Predict ``args.input`` into ``staged`` -> (status counts, rows); rows None on the
-    ranks other than 0 of a distributed run."""
-    from molprop.errors import ConfigError
-    from molprop.inference.streaming import predict_stream
-    from molprop.io.sink import write_csv
-
-    if args.low_column and (distributed or structure_file):
-        raise ConfigError("--low-column works with single-process table prediction")
-    if distributed:
-        from molprop.inference.distributed import predict_distributed
-
-        summary = predict_distributed(
-            predictor,
-            args.input,
-            staged,
-            args.smiles_column,
-            devices=args.devices,
-            num_nodes=args.num_nodes,
-            strategy="ddp" if args.strategy == "auto" else args.strategy,
-            batch_size=args.batch_size,
-            chunk_size=args.chunk_size,
-            num_workers=args.num_workers,
-            resume=args.resume,
-            progress=progress,
-            interval=args.interval,
-        )
-        if summary is None:  # not global rank 0
-            return {}, None
-        return summary.status, summary.rows_total
-    if structure_file:
-        out = predictor.predict_structure_file(
-            args.input, batch_size=args.batch_size, interval=args.interval
-        )
-        suffix = Path(args.output).suffix.lower()  # compression as pandas infers it
-        write_csv(out, staged, compression=_COMPRESSION.get(suffix))
-        return out["status"].value_counts().to_dict(), len(out)
-    summary = predict_stream(
-        predictor,
-        args.input,
-        staged,
-        args.smiles_column,
-        batch_size=args.batch_size,
-        chunk_size=args.chunk_size,
-        num_workers=args.num_workers,
-        resume=args.resume,
-        progress=progress,
-        interval=args.interval,
-        low_columns=args.low_column,
-    )
-    return summary.status, summary.rows_total

@@ -47,7 +47,7 @@ element-pair-conditioned Gaussians (``ModelConfig.pair_rbf``) read.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -60,6 +60,7 @@ from molprop.chem.perceive import (
     BondPerceptionError,
     bare_atoms,
     perceive_bonds,
+    perceived_smiles,
 )
 from molprop.chem.structures import Structure3D, to_structure
 from molprop.errors import ConfigError, InvalidInputError
@@ -190,7 +191,9 @@ class Graph3DFeaturizer:
 
     def __call__(self, structure: Structure3D) -> MolGraph:
         if self.mode == "bonds":
-            return self._bonded(structure, self.perceive(structure))
+            mol = self.perceive(structure)
+            smiles = None if mol is None else perceived_smiles(mol)
+            return replace(self._bonded(structure, mol), smiles=smiles)
         s = structure if self.hydrogen_nodes(bonded=False) else _drop_hydrogens(structure)
         cutoff = self.cutoff_for(s)
         full = self.neighbors(s, cap=False)  # one neighbour search, capped below

@@ -37,7 +37,7 @@ from tqdm.auto import tqdm
 
 from molprop.errors import DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.inference.screen import ScreenedFeaturizer
+from molprop.inference.screen import ScreenedFeaturizer, screened_row
 from molprop.inference.streaming import StreamSummary
 from molprop.io.readers import count_records, iter_chunks
 from molprop.io.sink import (
@@ -125,7 +125,7 @@ class ChunkShard(IterableDataset):
             mine += 1
             if (mine - 1) % workers != worker or (chunk.start, len(chunk)) in self.existing:
                 continue
-            items = featurize_rows(chunk.smiles(self.smiles_column), featurizer.from_smiles)
+            items = featurize_rows(chunk.smiles(self.smiles_column), screened_row(featurizer))
             yield chunk, chunk.with_failures(items)
 
 

@@ -61,7 +61,7 @@ from molprop.data.batch import GraphBatch, collate_graphs
 from molprop.errors import ConfigError, InvalidInputError, PredictionCancelled
 from molprop.graph import MolGraph
 from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
-from molprop.inference.screen import ScreenedFeaturizer
+from molprop.inference.screen import ScreenedFeaturizer, WorkLimits
 from molprop.io.table import featurize_rows
 from molprop.models.model import MolPropModel
 from molprop.models.predict import default_device
@@ -510,14 +510,13 @@ def explain(
     column, name = _target_column(predictor, target)
     rows = [smiles] if isinstance(smiles, str) else list(smiles)
     length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
+    limits = WorkLimits(max_smiles_length, max_heavy_atoms)
 
     def parse(smi: object) -> tuple[Chem.Mol, MolGraph, str]:
         mol = parse_smiles(smi, max_length=length)
-        if max_heavy_atoms is not None and mol.GetNumHeavyAtoms() > max_heavy_atoms:
-            raise InvalidInputError(
-                f"molecule has {mol.GetNumHeavyAtoms()} heavy atoms, more than the "
-                f"limit of {max_heavy_atoms} (max_heavy_atoms)"
-            )
+        too_large = limits.size_refusal(mol.GetNumHeavyAtoms())
+        if too_large is not None:
+            raise InvalidInputError(too_large)
         text = smi if isinstance(smi, str) else str(smi)
         result = standardize(mol, predictor.screened.elements)  # unsupported: raises
         if result.changed:  # explain the molecule prediction reads, atoms numbered as in it

@@ -1,10 +1,11 @@
 """Featurisation in worker processes, results in input order (``molprop predict --num-workers``).
 
-Each worker builds the model's featuriser once from its :class:`FeaturizerConfig` (processes
+Stages 1-2 of the prediction pipeline (:mod:`molprop.inference.pipeline`) in other processes:
+each worker builds the model's featuriser once from its :class:`FeaturizerConfig` (processes
 are spawned, ``OMP_NUM_THREADS=1`` unless set), behind the same chemistry checks
-(:class:`~molprop.inference.screen.ScreenedFeaturizer`), and featurises slices of a chunk's
-SMILES; a failed row comes back as its exception, in place (see
-:func:`molprop.io.table.featurize_rows`).
+(:class:`~molprop.inference.screen.ScreenedFeaturizer`), and runs the pipeline's per-row
+function (:func:`~molprop.inference.screen.screened_row`) over slices of a chunk's SMILES; a
+failed row comes back as its exception, in place (see :func:`molprop.io.table.featurize_rows`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
 
-from molprop.errors import PredictionCancelled
 from molprop.featurize import FeaturizerConfig, build_featurizer
-from molprop.graph import MolGraph
-from molprop.inference.screen import ScreenedFeaturizer
+from molprop.inference.screen import ScreenedFeaturizer, screened_row
 from molprop.io.readers import Item
 from molprop.io.table import featurize_rows
 
@@ -32,7 +31,7 @@ def _init_worker(config: dict, elements: frozenset[str] | None) -> None:
 
 
 def _featurize_in_worker(smiles: list[str]) -> list[Item]:
-    return featurize_rows(smiles, _WORKER_FEATURIZER.from_smiles)
+    return featurize_rows(smiles, screened_row(_WORKER_FEATURIZER))
 
 
 class FeaturizerPool:
@@ -67,7 +66,8 @@ class FeaturizerPool:
     def submit(self, smiles: list[str]) -> list[Future]:
         if self.executor is None:
             done: Future = Future()
-            done.set_result(featurize_rows(smiles, self._featurize_one))
+            featurize_one = screened_row(self.featurizer, should_stop=self.should_stop)
+            done.set_result(featurize_rows(smiles, featurize_one))
             return [done]
         parts = max(1, 2 * self.num_workers)
         step = -(-len(smiles) // parts) or 1
@@ -75,11 +75,6 @@ class FeaturizerPool:
             self.executor.submit(_featurize_in_worker, smiles[i : i + step])
             for i in range(0, len(smiles), step)
         ]
-
-    def _featurize_one(self, smiles: str) -> MolGraph:
-        if self.should_stop is not None and self.should_stop():
-            raise PredictionCancelled("prediction stopped while featurising")
-        return self.featurizer.from_smiles(smiles)
 
     def close(self) -> None:
         if self.executor is not None:

@@ -1,11 +1,14 @@
 """Predictor: artifact directory -> predictions with uncertainty and per-row status.
 
-Output row i always corresponds to input row i. Each row has ``status`` (``ok``,
+Every entry point runs the stages of :mod:`molprop.inference.pipeline` (parse/screen →
+featurise → augment → model → domain → intervals), SMILES and structures alike. Output row i
+always corresponds to input row i. Each row has ``status`` (``ok``,
 ``invalid_input``, ``unsupported`` or ``error``, see :mod:`molprop.inference.rows`) and
 ``error`` (the reason, empty when ok). SMILES pass the chemistry checks first
 (:mod:`molprop.inference.screen`): ``standardized_smiles`` is the molecule the model read. A
 model with an applicability domain adds ``in_domain`` (missing where there is no prediction)
-and ``similarity`` (max Tanimoto similarity to the training set, NaN where no prediction).
+and ``similarity`` (max Tanimoto similarity to the training set, NaN where no prediction) of
+the molecule the model read (for a structure: the one perceived from its coordinates).
 Each target's column is followed by ``<target>_unit`` (its unit, when the model records one)
 and, for a model that stores its predictions over approved drugs, ``<target>_percentile`` (the
 value's percentile among them, 0-100).
@@ -20,45 +23,30 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
-import torch
-from rdkit import Chem
 
-from molprop.artifact.augment import Augmenter, parse_low_rows
-from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration, novelty_from_similarity
+from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.onnx import load_onnx_members
 from molprop.artifact.reference import Reference
 from molprop.artifact.resolve import resolve_model
 from molprop.artifact.store import load_config, load_members
-from molprop.chem.smiles import MAX_SMILES_LENGTH, smiles_length_limit
-from molprop.chem.structures import (
-    STRUCTURE_SUFFIXES,
-    Structure3D,
-    is_structure_path,
-    read_structures,
-)
-from molprop.errors import ConfigError, DataError, InvalidInputError, PredictionCancelled
+from molprop.chem.structures import STRUCTURE_SUFFIXES, is_structure_path, read_structures
+from molprop.errors import ConfigError, DataError, PredictionCancelled
 from molprop.featurize import build_featurizer
 from molprop.graph import MolGraph
-from molprop.inference.intervals import (
-    add_intervals,
-    calibrate_probabilities,
-    check_servable,
-    interval_level,
-    note_uncalibrated,
-)
+from molprop.inference import pipeline
+from molprop.inference.augment import Augmenter
+from molprop.inference.intervals import check_servable, interval_level
 from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status, join_outputs
-from molprop.inference.screen import ScreenedFeaturizer
+from molprop.inference.screen import ScreenedFeaturizer, WorkLimits
 from molprop.io.structures import structure_frame
-from molprop.io.table import featurize_rows
-from molprop.models.predict import forward_members, predict_targets
+from molprop.models.predict import forward_members
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +54,13 @@ log = logging.getLogger(__name__)
 Backend = Literal["torch", "onnxruntime"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 
-
-def standardized_smiles(items: Sequence[MolGraph | Exception]) -> list[str | None]:
-    """The SMILES each row's model read after the chemistry checks (``MolGraph.smiles``); for a
-    failed row the standardised SMILES its error carries (an unsupported element), else None."""
-    return [getattr(item, "smiles", None) for item in items]
+#: see :func:`molprop.inference.pipeline.standardized_smiles`
+standardized_smiles = pipeline.standardized_smiles
 
 
 class Predictor:
-    """Loaded model artifact (all ensemble members) ready to predict."""
+    """Loaded model artifact (all ensemble members) ready to predict. Every entry point runs
+    the stages of :mod:`molprop.inference.pipeline`, which read the loaded parts below."""
 
     def __init__(
         self, directory: Path, config: ArtifactConfig, members: list, backend: str = "torch"
@@ -84,7 +70,9 @@ class Predictor:
         self.members = members
         self.backend = backend
         self.featurizer = build_featurizer(config.featurizer)
-        self._augmenter = Augmenter(self.directory, config)  # transfer learning: extra inputs
+        #: the extra inputs of an augmented transfer model (its pretrained copy, loaded on first
+        #: use); none for other models
+        self.augmenter = Augmenter(self.directory, config)
         self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
         elements = None if self.domain is None else self.domain.elements
         #: the featuriser behind the chemistry checks, with the training set's elements (the
@@ -135,9 +123,9 @@ class Predictor:
         return self.config.featurizer.kind == "3d"
 
     def featurize(self, inputs: Sequence[object]) -> list[MolGraph | Exception]:
-        """SMILES -> graphs of the standardised molecules, or each row's exception (the
-        chemistry checks included, see :mod:`molprop.inference.screen`)."""
-        return featurize_rows(inputs, self.screened.from_smiles)
+        """SMILES -> graphs of the standardised molecules, or each row's exception (pipeline
+        stages 1-2: the chemistry checks included, see :mod:`molprop.inference.screen`)."""
+        return pipeline.featurize_smiles(self, inputs)
 
     def predict_graphs(
         self,
@@ -150,81 +138,25 @@ class Predictor:
         calibrated: bool = True,
         low: object | None = None,
     ) -> pd.DataFrame:
-        """Predictions for already-featurised rows (an Exception marks a failed row).
+        """Predictions for already-featurised rows (an Exception marks a failed row): pipeline
+        stages 3-6 without the domain (the rows' molecules are not given).
         ``low``: per-row measured low-fidelity labels (see :meth:`predict`).
         ``device``: a ``torch.device`` (default: the GPU if there is one, else the CPU).
         ``should_stop``: asked before every batch (see :meth:`predict`). ``interval``: level of
         the ``<target>_low`` / ``_high`` columns (default none here: the rows' domain is
         unknown, so the std bins and the pooled bin serve; :meth:`predict` knows it).
         ``calibrated=False``: the ensemble's raw mean probabilities (calibration fitting)."""
-        level = self.interval_level(interval)
-        items, measured = self.with_low(items, low)
-        if self.backend == "onnxruntime":
-            device = torch.device("cpu")
-        n = len(items)
-        names = self.target_names
-        values = np.full((n, len(names)), np.nan)
-        stds = np.full((n, len(names)), np.nan)
-        status = np.full(n, STATUS_OK, dtype=object)
-        error = np.full(n, "", dtype=object)
-        ok = []
-        for i, item in enumerate(items):
-            if isinstance(item, Exception):
-                status[i], error[i] = failure_status(item), str(item)
-            else:
-                ok.append(i)
-        if ok:
-            graphs = [items[i] for i in ok]
-            try:
-                preds = predict_targets(
-                    self.members,
-                    graphs,
-                    self.config.task,
-                    self.augment_features(graphs, None if measured is None else measured[ok]),
-                    batch_size=batch_size,
-                    device=device,
-                    should_stop=should_stop,
-                )
-            except Exception as exc:  # a model failure is reported per row, never raised
-                log.exception("prediction failed")
-                status[ok], error[ok] = STATUS_ERROR, f"model failure: {type(exc).__name__}: {exc}"
-            else:
-                values[ok] = preds.mean(0)
-                stds[ok] = preds.std(0) if len(self.members) > 1 else np.nan
-                bad = ~np.isfinite(values[ok]).all(axis=1)
-                for i in np.asarray(ok)[bad]:
-                    status[i], error[i] = STATUS_ERROR, "model produced a non-finite value"
-                    values[i] = np.nan
-        frame = pd.DataFrame(values, columns=names)
-        for j, (name, unit) in enumerate(zip(names, self.config.task.units)):
-            if unit:  # every output says its unit
-                frame.insert(2 * j + 1, f"{name}_unit", unit)
-        if len(self.members) > 1:
-            for j, name in enumerate(names):
-                frame[f"{name}_std"] = stds[:, j]
-        frame["status"] = status
-        frame["error"] = error
-        if calibrated:
-            if self.calibration is None and (level is not None or self.task_type != "regression"):
-                note_uncalibrated(self.directory, self.task_type)
-            calibrate_probabilities(frame, self.calibration, names)
-            self._add_percentiles(frame)
-            add_intervals(frame, self.calibration, names, level, None)
-        return frame
-
-    def _add_percentiles(self, frame: pd.DataFrame) -> None:
-        """``<target>_percentile`` after the target's value (and unit): its percentile (0-100)
-        among the model's predictions for approved drugs (:mod:`molprop.artifact.reference`),
-        for a model that stores them; NaN where there is no prediction."""
-        if self.reference is None:
-            return
-        for name in self.target_names:
-            if name not in self.reference.quantiles:
-                continue
-            at = frame.columns.get_loc(name) + 1 + int(f"{name}_unit" in frame.columns)
-            frame.insert(
-                at, f"{name}_percentile", np.round(self.reference.percentile(name, frame[name]), 1)
-            )
+        return pipeline.predict_rows(
+            self,
+            items,
+            level=self.interval_level(interval),
+            low=low,
+            domain=False,
+            batch_size=batch_size,
+            device=device,
+            should_stop=should_stop,
+            calibrated=calibrated,
+        )
 
     def interval_level(self, interval: float | str | None) -> float | None:
         """``interval`` checked (see :func:`~molprop.inference.intervals.interval_level`; above
@@ -233,34 +165,19 @@ class Predictor:
         check_servable(self.calibration, level)
         return level
 
-    def _add_intervals(
-        self, out: pd.DataFrame, level: float | None, similarity: np.ndarray | None = None
-    ) -> None:
-        """``<target>_low`` / ``_high`` after ``in_domain`` is known (Mondrian bins);
-        ``similarity``: the rows' max similarity to the training set (a novelty-scaled
-        calibration reads it), from :meth:`_add_domain`."""
-        in_domain = (
-            out["in_domain"].to_numpy(dtype=bool, na_value=False)
-            if self.domain is not None
-            else None
-        )
-        if self.calibration is None and level is not None:
-            note_uncalibrated(self.directory, self.task_type)
-        novelty = novelty_from_similarity(similarity)
-        add_intervals(out, self.calibration, self.target_names, level, in_domain, novelty)
-
     def augment_features(
         self, graphs: Sequence[MolGraph], low: np.ndarray | None = None
     ) -> np.ndarray | None:
         """Extra per-graph inputs of a label/embed-augmented fine-tuned model (made by the
         pretrained artifact stored inside it, or from ``low``, the (n, T_low) measured
-        low-fidelity labels a model trained on them needs), or None for ordinary models."""
-        return self._augmenter.features(graphs, low)
+        low-fidelity labels a model trained on them needs), or None for ordinary models
+        (pipeline stage 3)."""
+        return pipeline.augment(self, graphs, low)
 
     @property
     def low_columns(self) -> list[str]:
         """Measured low-fidelity labels this model needs per row (empty for most models)."""
-        return self._augmenter.low_columns
+        return pipeline.low_columns(self)
 
     def with_low(
         self, items: Sequence[MolGraph | Exception], low: object | None
@@ -268,22 +185,14 @@ class Predictor:
         """Rows whose measured low-fidelity label is missing or not a number become
         ``invalid_input`` (the error names the row); -> (items, (n, T_low) labels or None).
         A model that needs no measured labels ignores ``low``; one that needs them refuses
-        without (:class:`~molprop.artifact.augment.MissingLowLabels`)."""
-        items = list(items)
-        columns = self.low_columns
-        if not columns:
-            if low is not None:
-                log.warning(
-                    "%s takes no measured low-fidelity labels: 'low' ignored", self.directory
-                )
-            return items, None
-        if low is None:
-            self._augmenter.features([], None)  # raises MissingLowLabels with the explanation
-        values, errors = parse_low_rows(low, len(items), columns)
-        for i, reason in enumerate(errors):
-            if reason and not isinstance(items[i], Exception):
-                items[i] = InvalidInputError(reason)
-        return items, values
+        without (:class:`~molprop.inference.augment.MissingLowLabels`)."""
+        return pipeline.measured_low(self, items, low)
+
+    def refuse_without_low(self, given: bool) -> None:
+        """A model trained on measured low-fidelity labels refuses (with the reason) when none
+        are ``given``: checked before any row is featurised or written."""
+        if self.low_columns and not given:
+            pipeline.measured_low(self, [], None)
 
     def predict(
         self,
@@ -305,12 +214,12 @@ class Predictor:
         (default 0.9; None or 0 for none); row i is input i. ``batch_size`` caps the molecules
         per forward pass (on a CPU a pass also stops at ``models.predict.CPU_MAX_TOKENS``).
 
-        Work limits: a molecule with more than ``max_heavy_atoms`` heavy atoms is a per-row
-        ``invalid_input`` (checked by a cheap parse before featurising; the service screens
-        heavy atoms itself before queueing, see ``api.budget``);
-        ``max_smiles_length`` replaces ``chem.smiles.MAX_SMILES_LENGTH`` for this call;
-        ``should_stop`` is asked before every row is featurised and before every batch, and
-        when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
+        Work limits (:class:`~molprop.inference.screen.WorkLimits`): a molecule with more than
+        ``max_heavy_atoms`` heavy atoms is a per-row ``invalid_input`` (checked by a cheap parse
+        before featurising; the service screens heavy atoms itself before queueing, see
+        ``api.budget``); ``max_smiles_length`` replaces ``chem.smiles.MAX_SMILES_LENGTH`` for
+        this call; ``should_stop`` is asked before every row is featurised and before every
+        batch, and when it returns true :class:`~molprop.errors.PredictionCancelled` is raised.
 
         ``low``: one measured low-fidelity label per row (a number, or a sequence for several
         :attr:`low_columns`), required by a transfer model trained on measured labels (it
@@ -318,17 +227,21 @@ class Predictor:
         """
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         level = self.interval_level(interval)
-        if self.low_columns and low is None:
-            self.with_low([], None)  # refuse before featurising
-        with self._length_limit(max_smiles_length):
-            items = self._featurize_smiles(smiles, max_heavy_atoms, max_smiles_length, should_stop)
-            out = self.predict_graphs(
-                items, batch_size=batch_size, should_stop=should_stop, low=low
+        self.refuse_without_low(low is not None)
+        limits = WorkLimits(max_smiles_length, max_heavy_atoms)
+        items = pipeline.featurize_smiles(self, smiles, limits, should_stop)
+        with limits.length_limit():
+            out = pipeline.predict_rows(
+                self,
+                items,
+                level=level,
+                low=low,
+                inputs=smiles,
+                batch_size=batch_size,
+                should_stop=should_stop,
             )
-            out.insert(0, "smiles", smiles)
-            out.insert(1, "standardized_smiles", standardized_smiles(items))
-            similarity = self._add_domain(out, smiles, items)
-            self._add_intervals(out, level, similarity)
+        out.insert(0, "smiles", smiles)
+        out.insert(1, "standardized_smiles", pipeline.standardized_smiles(items))
         return out
 
     def featurize_smiles(
@@ -340,43 +253,10 @@ class Predictor:
         should_stop: Callable[[], bool] | None = None,
     ) -> list[MolGraph | Exception]:
         """One graph (or the row's failure) per SMILES, under the work limits of
-        :meth:`predict`, for :meth:`predict_frame`'s ``items`` (models that screen alike can
-        share them: a panel featurises once for all of them)."""
-        with self._length_limit(max_smiles_length):
-            return self._featurize_smiles(smiles, max_heavy_atoms, max_smiles_length, should_stop)
-
-    @staticmethod
-    def _length_limit(max_smiles_length: int | None):
-        """The SMILES length limit of one call (none given: ``MAX_SMILES_LENGTH``)."""
-        if max_smiles_length is None:
-            return nullcontext()
-        return smiles_length_limit(max_smiles_length)
-
-    def _featurize_smiles(
-        self,
-        smiles: Sequence[object],
-        max_heavy_atoms: int | None,
-        max_smiles_length: int | None,
-        should_stop: Callable[[], bool] | None,
-    ) -> list[MolGraph | Exception]:
-        """One graph (or the row's failure) per SMILES, under the work limits of
-        :meth:`predict`; call inside :meth:`_length_limit`."""
-        length = MAX_SMILES_LENGTH if max_smiles_length is None else max_smiles_length
-
-        def featurize_one(smi: str) -> MolGraph:
-            if should_stop is not None and should_stop():
-                raise PredictionCancelled("prediction stopped while featurising")
-            if max_heavy_atoms is not None and isinstance(smi, str) and len(smi) <= length:
-                mol = Chem.MolFromSmiles(smi.strip(), sanitize=False)  # None: featuriser says why
-                heavy = 0 if mol is None else mol.GetNumHeavyAtoms()
-                if heavy > max_heavy_atoms:
-                    raise InvalidInputError(
-                        f"molecule has {heavy} heavy atoms, more than the "
-                        f"limit of {max_heavy_atoms} (max_heavy_atoms)"
-                    )
-            return self.screened.from_smiles(smi)
-
-        return featurize_rows(smiles, featurize_one)
+        :meth:`predict` (pipeline stages 1-2), for :meth:`predict_frame`'s ``items`` (models
+        that screen alike can share them: a panel featurises once for all of them)."""
+        limits = WorkLimits(max_smiles_length, max_heavy_atoms)
+        return pipeline.featurize_smiles(self, smiles, limits, should_stop)
 
     @property
     def embedding_dim(self) -> int:
@@ -447,8 +327,8 @@ class Predictor:
         It depends neither on the other molecules of the batch nor on how a molecule is
         written. Work limits and ``should_stop``: as for :meth:`predict`."""
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
-        with self._length_limit(max_smiles_length):
-            items = self._featurize_smiles(smiles, max_heavy_atoms, max_smiles_length, should_stop)
+        limits = WorkLimits(max_smiles_length, max_heavy_atoms)
+        items = pipeline.featurize_smiles(self, smiles, limits, should_stop)
         out = self.embed_graphs(items, batch_size=batch_size, should_stop=should_stop)
         out.insert(0, "smiles", smiles)
         return out
@@ -471,11 +351,14 @@ class Predictor:
         interval: float | str | None = DEFAULT_LEVEL,
     ) -> pd.DataFrame:
         """``ase.Atoms`` / pymatgen ``Molecule`` or ``Structure`` objects -> one row each, in
-        order (``label``, targets, ``status``, ``error``). Needs a model with a 3D featuriser."""
+        order (``label``, targets, ``status``, ``error``, and for a model with an
+        applicability domain ``in_domain`` / ``similarity`` of the molecule perceived from the
+        coordinates, then the intervals). Needs a model with a 3D featuriser."""
         self._require_structures()
+        level = self.interval_level(interval)
         structures = list(structures)
-        items = featurize_rows(structures, self.featurizer.from_structure)
-        out = self.predict_graphs(items, batch_size, interval=interval)
+        items = pipeline.featurize_structures(self, structures)
+        out = pipeline.predict_rows(self, items, level=level, batch_size=batch_size)
         labels = [
             s.get_chemical_formula()
             if hasattr(s, "get_chemical_formula")
@@ -493,25 +376,19 @@ class Predictor:
     ) -> pd.DataFrame:
         """One row per record of a structure file (extxyz, SDF, ...; see
         :func:`~molprop.chem.structures.read_structures`), in order: ``record``, ``label``, the
-        record's info columns, then the prediction columns with ``status`` / ``error`` (an
+        record's info columns, then the prediction columns of :meth:`predict_structures` (an
         unreadable record is its row's ``invalid_input``; a prediction column named like an
-        info column is ``pred_<name>``, see :func:`~molprop.inference.rows.join_outputs`). Needs
-        a model with a 3D featuriser."""
+        info column is ``pred_<name>``, see :func:`~molprop.inference.rows.join_outputs`).
+        Needs a model with a 3D featuriser."""
         self._require_structures()
+        level = self.interval_level(interval)
         if not is_structure_path(path):
             endings = ", ".join(STRUCTURE_SUFFIXES)
             raise DataError(f"{path} is not a structure file ({endings}, optionally .gz)")
         records = read_structures(path)
         frame, _ = structure_frame(records, "smiles")
-
-        def featurize_record(record: Structure3D | Exception) -> MolGraph:
-            if isinstance(record, Exception):
-                raise record  # reported in its row
-            return self.featurizer.from_structure(record)
-
-        preds = self.predict_graphs(
-            featurize_rows(records, featurize_record), batch_size, interval=interval
-        )
+        items = pipeline.featurize_structures(self, records)
+        preds = pipeline.predict_rows(self, items, level=level, batch_size=batch_size)
         return join_outputs(frame, preds)
 
     def _require_structures(self) -> None:
@@ -521,31 +398,6 @@ class Predictor:
                 f"model {self.directory} uses the {kind!r} featurizer; "
                 "structures need a model trained with --featurizer 3d"
             )
-
-    def _add_domain(
-        self,
-        out: pd.DataFrame,
-        smiles: Sequence[object],
-        items: Sequence[MolGraph | Exception] | None = None,
-    ) -> np.ndarray | None:
-        """Add the ``in_domain`` column (nullable ``boolean``: ``pd.NA`` for rows without a
-        prediction) and ``similarity`` (the max Tanimoto similarity to the training set that
-        decided it; NaN for rows without a prediction) if the artifact has a domain (see :mod:`molprop.artifact.domain`); return
-        the rows' max similarity to the training set (None without a domain). ``items``: the
-        rows' graphs, whose carried fingerprints spare parsing the SMILES again and whose
-        standardised SMILES are assessed instead of the input's."""
-        if self.domain is None:
-            return None
-        ok = (out["status"] == STATUS_OK).to_numpy()
-        text = [s if isinstance(s, str) else "" for s in smiles]
-        if items is not None:
-            text = [getattr(g, "smiles", None) or t for g, t in zip(items, text)]
-        similarity, in_domain = self.domain.assess(text, items)
-        flags = pd.array(in_domain, dtype="boolean")
-        flags[~ok] = pd.NA
-        out["in_domain"] = flags
-        out["similarity"] = np.where(ok, np.asarray(similarity, dtype=np.float64), np.nan)
-        return similarity
 
     def predict_frame(
         self,
@@ -572,14 +424,19 @@ class Predictor:
             if missing:
                 raise DataError(f"low-fidelity column(s) {missing} not in the input")
             low = frame[list(low_columns)].to_numpy(dtype=object)
-        if self.low_columns and low is None:
-            self.with_low([], None)  # refuse before featurising
+        self.refuse_without_low(low is not None)
+        inputs = frame[smiles_column].tolist()
         if items is None:
-            items = self.featurize(frame[smiles_column].tolist())
-        preds = self.predict_graphs(
-            items, batch_size, device=device, should_stop=should_stop, low=low
+            items = pipeline.featurize_smiles(self, inputs)
+        preds = pipeline.predict_rows(
+            self,
+            items,
+            level=level,
+            low=low,
+            inputs=inputs,
+            batch_size=batch_size,
+            device=device,
+            should_stop=should_stop,
         )
-        preds.insert(0, "standardized_smiles", standardized_smiles(items))
-        similarity = self._add_domain(preds, frame[smiles_column].tolist(), items)
-        self._add_intervals(preds, level, similarity)
+        preds.insert(0, "standardized_smiles", pipeline.standardized_smiles(items))
         return join_outputs(frame, preds)

@@ -143,8 +143,7 @@ def predict_stream(
     measured low-fidelity labels a transfer model trained on them needs (it refuses without).
     """
     interval = predictor.interval_level(interval)  # checked before any output is written
-    if predictor.low_columns and not low_columns:
-        predictor.with_low([], None)  # refuses, before any output is written
+    predictor.refuse_without_low(bool(low_columns))  # before any output is written
     output_path = Path(output_path)
     done, header = prepare_output(output_path, resume)
     if done:

@@ -82,7 +82,7 @@ def linear_map_of_prediction(
     """high ≈ a·pred + b with ``pred`` the pretrained model's prediction: fitted on train.csv
     (``train_pred``, e.g. out-of-fold, or the full model's in-sample predictions), applied to
     the full model's predictions of test.csv (the inductive bar: no measured low label)."""
-    from molprop.artifact.augment import PretrainedSource
+    from molprop.inference.augment import PretrainedSource
 
     source = PretrainedSource(pre_dir)
     featurizer = build_featurizer(source.config.featurizer)

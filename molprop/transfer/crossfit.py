@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from molprop.artifact.augment import PretrainedSource
 from molprop.artifact.config import ArtifactConfig
 from molprop.chem.smiles import inchikey
 from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.graph import MolGraph
+from molprop.inference.augment import PretrainedSource
 from molprop.io.table import read_table
 from molprop.training.train import TrainRequest
 from molprop.transfer.fidelity_split import KEY_COLUMN

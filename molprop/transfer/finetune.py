@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 
 from molprop.artifact import Artifact
-from molprop.artifact.augment import PretrainedSource, fit_augmentation, raw_features, standardise
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.resolve import resolve_base_model
 from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import SplitType
 from molprop.errors import ConfigError, DataError, InvalidInputError
+from molprop.inference.augment import PretrainedSource, fit_augmentation, raw_features, standardise
 from molprop.io.table import InvalidPolicy, MoleculeTable, parse_target
 from molprop.models.config import ModelConfig, TaskConfig, TaskType, TrainConfig
 from molprop.models.model import MolPropModel

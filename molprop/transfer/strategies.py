@@ -37,7 +37,7 @@ changes: new target names, a new task type, or an augmentation strategy. Otherwi
 state is loaded strictly. Augmentation features are standardised with training-set statistics
 that the fine-tuned artifact stores (``config.json`` ``extra.augment``) together with a copy of
 the pretrained artifact, so :class:`molprop.inference.Predictor` can rebuild them (see
-:mod:`molprop.artifact.augment`).
+:mod:`molprop.inference.augment`).
 """
 
 from __future__ import annotations

@@ -70,7 +70,9 @@ def test_openapi_fuzz_never_5xx(live_server: str, mode: GenerationMode) -> None:
     """Bounded schemathesis fuzz of every operation in /openapi.json: no response is a 5xx."""
     schema = schemathesis.openapi.from_url(f"{live_server}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 14  # 5 + panels + embed + physchem + jobs (submit, list, status, results, cancel) + delete
+    assert (
+        len(operations) == 14
+    )  # 5 + panels + embed + physchem + jobs (submit, list, status, results, cancel) + delete
     if mode == GenerationMode.NEGATIVE:  # only operations with inputs can be sent wrong ones
         with_input = ("/v1/predict", "/v1/explain", "/v1/models/{name}", "/v1/jobs")
         with_input += ("/v1/jobs/{job_id}", "/v1/jobs/{job_id}/results")

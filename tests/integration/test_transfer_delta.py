@@ -20,10 +20,10 @@ import pytest
 import torch
 
 from molprop.artifact import Artifact
-from molprop.artifact.augment import MissingLowLabels, PretrainedSource, standardise
 from molprop.artifact.store import load_config, save_artifact
 from molprop.cli.main import main
 from molprop.data.batch import collate_graphs
+from molprop.inference.augment import MissingLowLabels, PretrainedSource, standardise
 from molprop.inference.predictor import Predictor
 from molprop.models.model import MolPropModel
 from molprop.transfer.crossfit import molecule_keys

@@ -236,8 +236,8 @@ def test_artifact_file_refuses_names_leaving(tmp_path: Path, name: str) -> None:
 def test_augment_source_outside_refused(model: Path, tmp_path: Path) -> None:
     """An augmented model's pretrained copy is a sub-directory: a source naming a model outside
     (here a loadable one) is refused, not loaded."""
-    from molprop.artifact.augment import Augmenter
     from molprop.artifact.config import Augmentation
+    from molprop.inference.augment import Augmenter
 
     shutil.copytree(SHIPPED, tmp_path / "elsewhere")
     config = load_config(model)

@@ -268,7 +268,10 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     cal = Calibration.load(out)
     assert cal.n == len(held) and "5-fold scaffold cross-validation of train+val" in cal.fitted_on
     metrics = json.loads((out / "metrics.json").read_text())["calibration"]
-    assert metrics["fitted_on"] == cal.fitted_on and metrics["test"]["hydration_free_energy"]["n"] == 65
+    assert (
+        metrics["fitted_on"] == cal.fitted_on
+        and metrics["test"]["hydration_free_energy"]["n"] == 65
+    )
     assert "5-fold scaffold cross-validation" in (out / "card.md").read_text()
     # rerun: every fold model is reused, nothing retrained
     n_trained = len(spies["train"])

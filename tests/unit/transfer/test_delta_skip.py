@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from molprop.artifact.augment import parse_low_rows
 from molprop.artifact.config import Augmentation
 from molprop.data.batch import collate_graphs
 from molprop.data.loader import GraphDataset
 from molprop.errors import ConfigError
 from molprop.featurize.graph2d import Graph2DFeaturizer
+from molprop.inference.augment import parse_low_rows
 from molprop.models.config import ModelConfig, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.fit import fit_member
