@@ -25,7 +25,9 @@ Methods (each on the set's whole training part; the test part is only predicted,
 Both molprop runs and chemprop hold out 10 % of the training part for validation and no internal
 test part (``--split-sizes 0.9 0.1 0``): the MoleculeACE test part is the test. Metrics as
 MoleculeACE defines them: RMSE on every test molecule and on the test molecules flagged
-``cliff_mol`` (``calc_cliff_rmse`` with the given flags). Every (method, set, seed) result is
+``cliff_mol`` (``calc_cliff_rmse`` with the given flags). A test molecule molprop refuses to
+predict (an element absent from the training part, as on small learning-curve subsets) is given
+the training mean and counted (``n_refused``). Every (method, set, seed) result is
 appended to ``results/moleculeace.jsonl`` as soon as it is known, and skipped when the command is
 run again (learning curve: ``results/moleculeace_curve.jsonl``, keyed by training size too).
 """
@@ -277,14 +279,26 @@ def run_logged(cmd: list[str], log_path: Path, env: dict[str, str] | None = None
     return proc
 
 
-def molprop_predict(model_dir: Path, test: pd.DataFrame) -> np.ndarray:
+def molprop_predict(model_dir: Path, test: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Predictions of the test molecules (NaN where molprop refuses one, e.g. an element its
+    training part did not have) and the refusals' messages."""
     from molprop import Predictor
 
     out = Predictor.from_pretrained(model_dir).predict(test["smiles"].tolist(), interval=None)
-    bad = out["status"] != "ok"
-    if bad.any():
-        raise RuntimeError(f"{model_dir}: {int(bad.sum())} test molecules not predicted")
-    return out["y"].to_numpy(dtype=float)
+    bad = (out["status"] != "ok").to_numpy()
+    pred = out["y"].to_numpy(dtype=float, copy=True)
+    pred[bad] = np.nan
+    return pred, [f"{s}: {e}" for s, e in zip(out["smiles"][bad], out["error"][bad], strict=True)]
+
+
+def fill_refused(pred: np.ndarray, train: pd.DataFrame, refused: list[str]) -> tuple:
+    """A test molecule the model refused to predict gets the training mean (what a chemist falls
+    back on), counted in ``n_refused``: every method is scored on every test molecule."""
+    missing = ~np.isfinite(pred)
+    if not missing.any():
+        return pred, {"n_refused": 0}
+    pred = np.where(missing, float(train["y"].mean()), pred)
+    return pred, {"n_refused": int(missing.sum()), "refused": refused}
 
 
 def molprop_run(method: str, train: pd.DataFrame, test: pd.DataFrame, seed: int, work: Path):
@@ -302,7 +316,9 @@ def molprop_run(method: str, train: pd.DataFrame, test: pd.DataFrame, seed: int,
     proc = run_logged(cmd, work / f"{verb}.log", env)
     info = {"wall_s": round(proc.seconds, 1), "cpu_s": round(proc.cpu_seconds, 1)}
     info.update(epochs_trained(out))
-    return molprop_predict(out, test), info
+    pred, refused = molprop_predict(out, test)
+    pred, counted = fill_refused(pred, train, refused)
+    return pred, {**info, **counted}
 
 
 def epochs_trained(out: Path) -> dict:
@@ -619,6 +635,7 @@ def plot_curve(summary: dict, path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     colours = {"foundation": "tab:green", "scratch": "tab:orange", "svm": "tab:blue"}
     fig, axes = plt.subplots(1, len(CURVE_SETS), figsize=(4.0 * len(CURVE_SETS), 3.4))
@@ -627,9 +644,13 @@ def plot_curve(summary: dict, path: Path) -> bool:
             points = summary.get(method, {}).get(name, {})
             if points:
                 ns = sorted(points)
-                ax.plot(ns, [points[n] for n in ns], "o-", color=colours[method], label=method)
+                ax.plot(
+                    ns, [points[n] for n in ns], "o-", color=colours[method], label=LABELS[method]
+                )
         ax.set_xscale("log")
+        ax.set_xlim(40, 1250)
         ax.set_xticks(list(CURVE_SIZES), [str(n) for n in CURVE_SIZES])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("training molecules")
         ax.set_ylabel("test RMSE (log units)")
         ax.set_title(name, fontsize=9)
@@ -768,6 +789,17 @@ def report(data: Path) -> str:
         )
     lines.append("")
 
+    svm_lines = []
+    for m in ("chemeleon", "chemprop_published"):
+        c = compare(table.get("svm", {}), table.get(m, {}))
+        if c.get("n", 0):
+            svm_lines.append(
+                f"SVM-ECFP against {LABELS[m]}: lower RMSE on {c['wins']} of {c['n']} sets, "
+                f"mean {c['mean_ours']:.3f} vs {c['mean_other']:.3f}."
+            )
+    if svm_lines:
+        lines += ["For scale: " + " ".join(svm_lines), ""]
+
     # per-set table
     lines += [
         "## Per set: test RMSE, all / cliff molecules",
@@ -797,6 +829,7 @@ def report(data: Path) -> str:
             means.append(f"({len(vals)} sets)")
     lines.append("| **mean (30 sets)** | | | | " + " | ".join(means) + " |")
     lines.append("")
+    lines += refused_note(records)
 
     # timing
     timing = [r for r in records if "wall_s" in r and r["method"] in NEURAL]
@@ -818,6 +851,22 @@ def report(data: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def refused_note(records: list[dict]) -> list[str]:
+    """A line per run in which molprop refused test molecules (scored with the training mean)."""
+    rows = [r for r in records if r.get("n_refused")]
+    if not rows:
+        return []
+    lines = [
+        "Test molecules molprop refused to predict (an element absent from the training part); "
+        "they are scored with the training mean:",
+        "",
+    ]
+    for r in rows:
+        size = f", {r['n_train']} training molecules" if "n_train" in r else ""
+        lines.append(f"- {LABELS[r['method']]}, {r['set']}{size}: {r['n_refused']} molecules")
+    return [*lines, ""]
+
+
 def curve_reduction(summary: dict, n: int = 100) -> tuple[float | None, int]:
     """Mean over the curve sets of 1 - RMSE(foundation) / RMSE(scratch) at ``n`` molecules."""
     pairs = []
@@ -835,7 +884,15 @@ def curve_target(records: list[dict]) -> str:
     if red is None:
         return f"| {label} | not yet run | |"
     state = ("**met**" if red >= 0.15 else "**missed**") if n == len(CURVE_SETS) else "open"
-    return f"| {label} | {state} | {100 * red:.1f} % lower (mean of {n} of 3 sets) |"
+    summary = curve_summary(records)
+    each = []
+    for s in CURVE_SETS:
+        a = summary.get("foundation", {}).get(s, {}).get(100)
+        b = summary.get("scratch", {}).get(s, {}).get(100)
+        if a is not None and b is not None:
+            each.append(f"{s} {100 * (1 - a / b):+.1f} % ({a:.3f} vs {b:.3f})")
+    detail = f"{100 * red:.1f} % lower (mean of {n} of 3 sets: {'; '.join(each)})"
+    return f"| {label} | {state} | {detail} |"
 
 
 def curve_section(records: list[dict]) -> list[str]:
@@ -871,6 +928,7 @@ def curve_section(records: list[dict]) -> list[str]:
             + ".",
             "",
         ]
+    lines += refused_note(records)
     if plot_curve(summary, PLOT):
         lines += [f"![learning curve]({PLOT.name})", ""]
     return lines

@@ -44,6 +44,15 @@ def test_cliff_rmse_uses_only_the_flagged_molecules():
     assert (s["n_test"], s["n_cliff"]) == (4, 2)
 
 
+def test_refused_molecules_get_the_training_mean_and_are_counted():
+    train = pd.DataFrame({"y": [1.0, 2.0, 6.0]})
+    pred, info = ace.fill_refused(np.array([0.5, np.nan, 1.5]), train, ["CI: contains I"])
+    np.testing.assert_allclose(pred, [0.5, 3.0, 1.5])
+    assert info == {"n_refused": 1, "refused": ["CI: contains I"]}
+    pred, info = ace.fill_refused(np.array([0.5]), train, [])
+    assert info == {"n_refused": 0}
+
+
 def test_done_runs_are_skipped_on_rerun(tmp_path, monkeypatch):
     results = tmp_path / "r.jsonl"
     ace.append_jsonl(results, {"method": "svm", "set": "A", "seed": 0, "rmse": 0.5})
