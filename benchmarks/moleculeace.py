@@ -826,7 +826,7 @@ def report(data: Path) -> str:
                 f"{np.mean([v['rmse_cliff'] for v in vals.values()]):.3f}"
             )
         else:
-            means.append(f"({len(vals)} sets)")
+            means.append(f"({len(vals)} of 30 sets)")
     lines.append("| **mean (30 sets)** | | | | " + " | ".join(means) + " |")
     lines.append("")
     lines += refused_note(records)
@@ -920,7 +920,7 @@ def curve_section(records: list[dict]) -> list[str]:
     for n in CURVE_SIZES:
         red, k = curve_reduction(summary, n)
         if red is not None:
-            red_rows.append(f"{n}: {100 * red:+.1f} % ({k} sets)")
+            red_rows.append(f"{n}: {100 * red:+.1f} % ({k} of 3 sets)")
     if red_rows:
         lines += [
             "Foundation against scratch, mean over the sets of 1 − RMSE ratio: "
