@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8000
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint docs bench pretrained pretrained-admet foundation-data clean
+.PHONY: install serve test lint docs bench pretrained pretrained-admet foundation-data moleculeace-data clean
 
 install: $(STAMP)
 
@@ -55,6 +55,16 @@ foundation-data: install
 	nice -n 5 $(VENV)/bin/molprop foundation data --out $(FOUNDATION_DATA) \
 		--moses-wheel $(FOUNDATION_DATA)/raw/molsets-0.3.1-py3-none-any.whl \
 		--shared-data $(SHARED_DATA) --labels $(FOUNDATION_LABELS) --workers 2
+
+# the 30 MoleculeACE sets (CSV files inside the moleculeace wheel, MIT), outside the repository;
+# benchmarks/SOURCES.md records the wheel's sha256
+MOLECULEACE_DATA ?= ../moleculeace-data
+moleculeace-data: install
+	mkdir -p $(MOLECULEACE_DATA)/raw
+	test -f $(MOLECULEACE_DATA)/raw/MoleculeACE-3.0.0-py3-none-any.whl || \
+		$(PY) -m pip download -q --no-deps "moleculeace==3.0.0" -d $(MOLECULEACE_DATA)/raw
+	$(PY) -m benchmarks.moleculeace --data $(MOLECULEACE_DATA) \
+		--extract $(MOLECULEACE_DATA)/raw/MoleculeACE-3.0.0-py3-none-any.whl
 
 clean:
 	rm -rf $(VENV) build *.egg-info

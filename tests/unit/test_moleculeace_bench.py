@@ -1,0 +1,123 @@
+"""benchmarks/moleculeace: the MinMax kernel, the cliff RMSE, the resumable results file, the
+parser of the published results and the nested learning-curve subsets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks import moleculeace as ace
+
+
+def test_minmax_kernel_matches_a_hand_computation():
+    a = np.array([[2, 0, 1, 0], [1, 1, 1, 1], [0, 0, 0, 3]], dtype=float)
+    k = ace.minmax_kernel(a, a)
+    # sum of minima / sum of maxima, pair by pair
+    assert k[0, 1] == pytest.approx((1 + 0 + 1 + 0) / (2 + 1 + 1 + 1))  # 2 / 5
+    assert k[0, 2] == pytest.approx(0 / (2 + 0 + 1 + 3))
+    assert k[1, 2] == pytest.approx((0 + 0 + 0 + 1) / (1 + 1 + 1 + 3))  # 1 / 6
+    np.testing.assert_allclose(np.diag(k), 1.0)
+    np.testing.assert_allclose(k, k.T)
+    empty = np.zeros((1, 4))
+    assert ace.minmax_kernel(empty, empty)[0, 0] == 1.0  # two empty fingerprints: identical
+    assert ace.minmax_kernel(empty, a[:1])[0, 0] == 0.0
+
+
+def test_ecfp_counts_are_counts():
+    x = ace.ecfp_counts(["CCCCCC", "c1ccccc1"], bits=256)
+    assert x.shape == (2, 256)
+    assert x[0].max() > 1  # repeated CH2 environments are counted, not just flagged
+    with pytest.raises(ValueError, match="cannot parse"):
+        ace.ecfp_counts(["not a smiles"])
+
+
+def test_cliff_rmse_uses_only_the_flagged_molecules():
+    test = pd.DataFrame({"y": [1.0, 2.0, 3.0, 4.0], "cliff_mol": [0, 1, 0, 1]})
+    pred = np.array([1.0, 3.0, 3.0, 2.0])  # errors 0, 1, 0, -2
+    s = ace.ace_scores(pred, test)
+    assert s["rmse"] == pytest.approx(np.sqrt((0 + 1 + 0 + 4) / 4))
+    assert s["rmse_cliff"] == pytest.approx(np.sqrt((1 + 4) / 2))
+    assert s["rmse_noncliff"] == pytest.approx(0.0)
+    assert (s["n_test"], s["n_cliff"]) == (4, 2)
+
+
+def test_refused_molecules_get_the_training_mean_and_are_counted():
+    train = pd.DataFrame({"y": [1.0, 2.0, 6.0]})
+    pred, info = ace.fill_refused(np.array([0.5, np.nan, 1.5]), train, ["CI: contains I"])
+    np.testing.assert_allclose(pred, [0.5, 3.0, 1.5])
+    assert info == {"n_refused": 1, "refused": ["CI: contains I"]}
+    pred, info = ace.fill_refused(np.array([0.5]), train, [])
+    assert info == {"n_refused": 0}
+
+
+def test_done_runs_are_skipped_on_rerun(tmp_path, monkeypatch):
+    results = tmp_path / "r.jsonl"
+    ace.append_jsonl(results, {"method": "svm", "set": "A", "seed": 0, "rmse": 0.5})
+    calls = []
+
+    def fake_run(method, train, test, seed, work, exe):
+        calls.append((method, seed))
+        return np.zeros(len(test)), {}
+
+    frame = pd.DataFrame({"smiles": ["C"] * 4, "y": [0.0, 1.0, 0.0, 1.0], "cliff_mol": 0})
+    monkeypatch.setattr(ace, "run_method", fake_run)
+    monkeypatch.setattr(ace, "load_set", lambda data, name: (frame, frame))
+    args = type("Args", (), {"data": tmp_path, "work": tmp_path / "work"})()
+    jobs = ace.main_jobs(["svm"], ["A"], [0, 1])
+    ace.run_jobs(jobs, results, ace.MAIN_KEY, args, None)
+    assert calls == [("svm", 1)]  # seed 0 was already there
+    ace.run_jobs(jobs, results, ace.MAIN_KEY, args, None)
+    assert calls == [("svm", 1)]  # nothing left the second time
+    rows = ace.read_jsonl(results)
+    assert [(r["seed"], r["rmse"]) for r in rows] == [(0, 0.5), (1, pytest.approx(np.sqrt(0.5)))]
+    assert all(json.loads(line) for line in results.read_text().splitlines())
+
+
+def test_curve_subsets_are_nested_and_seeded():
+    train = pd.DataFrame({"smiles": [f"C{i}" for i in range(300)], "y": range(300)})
+    small, large = ace.subset(train, 50, 0), ace.subset(train, 200, 0)
+    assert len(small) == 50 and len(large) == 200
+    assert set(small["smiles"]) < set(large["smiles"])
+    assert set(ace.subset(train, 50, 1)["smiles"]) != set(small["smiles"])
+
+
+def test_published_markdown_is_parsed_per_seed_and_set():
+    text = "\n".join(
+        [
+            "# Results",
+            "## Random Seed 42",
+            "### `CHEMBL1862_Ki`",
+            "| metric | value |",
+            "|:--|--:|",
+            "| overall test rmse  | 0.729604 |",
+            "| noncliff test rmse | 0.759236 |",
+            "| cliff test rmse    | 0.685876 |",
+            "## Random Seed 117",
+            "### `CHEMBL1862_Ki`",
+            "| overall test rmse  | 0.7 |",
+            "| noncliff test rmse | 0.8 |",
+            "| cliff test rmse    | 0.6 |",
+        ]
+    )
+    rows = ace.parse_published(text)
+    assert rows == [
+        {
+            "seed": 42,
+            "set": "CHEMBL1862_Ki",
+            "rmse": 0.729604,
+            "rmse_noncliff": 0.759236,
+            "rmse_cliff": 0.685876,
+        },
+        {"seed": 117, "set": "CHEMBL1862_Ki", "rmse": 0.7, "rmse_noncliff": 0.8, "rmse_cliff": 0.6},
+    ]
+
+
+def test_win_counts_and_ratio():
+    ours = {"A": {"rmse": 0.5}, "B": {"rmse": 1.0}, "C": {"rmse": 0.9}}
+    other = {"A": {"rmse": 0.6}, "B": {"rmse": 0.8}, "D": {"rmse": 9.0}}
+    c = ace.compare(ours, other)
+    assert (c["n"], c["wins"]) == (2, 1)
+    assert c["ratio_of_means"] == pytest.approx(0.75 / 0.7)
