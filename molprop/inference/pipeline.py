@@ -56,7 +56,7 @@ from molprop.errors import InvalidInputError
 from molprop.graph import MolGraph
 from molprop.inference import intervals
 from molprop.inference.augment import Augmenter, parse_low_rows
-from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status
+from molprop.inference.rows import STATUS_ERROR, STATUS_OK, split_failures
 from molprop.inference.screen import NO_LIMITS, ScreenedFeaturizer, WorkLimits, screened_row
 from molprop.io.table import featurize_rows
 from molprop.models.predict import predict_targets
@@ -176,14 +176,7 @@ def run_model(
     names = list(model.config.task.target_names)
     values = np.full((n, len(names)), np.nan)
     stds = np.full((n, len(names)), np.nan)
-    status = np.full(n, STATUS_OK, dtype=object)
-    error = np.full(n, "", dtype=object)
-    ok = []
-    for i, item in enumerate(items):
-        if isinstance(item, Exception):
-            status[i], error[i] = failure_status(item), str(item)
-        else:
-            ok.append(i)
+    status, error, ok = split_failures(items)
     if ok:
         graphs = [items[i] for i in ok]
         try:

@@ -43,7 +43,11 @@ from molprop.graph import MolGraph
 from molprop.inference import pipeline
 from molprop.inference.augment import Augmenter
 from molprop.inference.intervals import check_servable, interval_level
-from molprop.inference.rows import STATUS_ERROR, STATUS_OK, failure_status, join_outputs
+from molprop.inference.rows import (
+    STATUS_ERROR,
+    join_outputs,
+    split_failures,
+)
 from molprop.inference.screen import ScreenedFeaturizer, WorkLimits
 from molprop.io.structures import structure_frame
 from molprop.models.predict import forward_members
@@ -276,14 +280,7 @@ class Predictor:
         ``emb_0`` .. ``emb_{d-1}``, ``status``, ``error``; row i is item i. See :meth:`embed`."""
         n, dim = len(items), self.embedding_dim
         values = np.full((n, dim), np.nan)
-        status = np.full(n, STATUS_OK, dtype=object)
-        error = np.full(n, "", dtype=object)
-        ok = []
-        for i, item in enumerate(items):
-            if isinstance(item, Exception):
-                status[i], error[i] = failure_status(item), str(item)
-            else:
-                ok.append(i)
+        status, error, ok = split_failures(items)
         if ok:
             try:
                 emb = forward_members(

@@ -33,9 +33,10 @@ its results from it.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from molprop.errors import InvalidInputError, UnsupportedMoleculeError
@@ -56,6 +57,21 @@ def failure_status(exc: BaseException) -> str:
     if isinstance(exc, UnsupportedMoleculeError):
         return STATUS_UNSUPPORTED
     return STATUS_INVALID if isinstance(exc, InvalidInputError) else STATUS_ERROR
+
+
+def split_failures(items: Sequence[object]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Featurised rows (an Exception marks a failed row) -> ((n,) status, (n,) error, the
+    indices of the rows that are not failures): ``ok`` / "" for those, the exception's
+    :func:`failure_status` and message for the others."""
+    status = np.full(len(items), STATUS_OK, dtype=object)
+    error = np.full(len(items), "", dtype=object)
+    ok = []
+    for i, item in enumerate(items):
+        if isinstance(item, Exception):
+            status[i], error[i] = failure_status(item), str(item)
+        else:
+            ok.append(i)
+    return status, error, ok
 
 
 def _finite_or_none(value: object) -> float | None:
