@@ -38,15 +38,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from rdkit import Chem
 
 from molprop.artifact.calibration import DEFAULT_LEVEL
 from molprop.artifact.panel import load_panel
 from molprop.chem.smiles import smiles_length_limit
+from molprop.chem.standardize import ORGANIC_ELEMENTS
 from molprop.errors import ConfigError, DataError
+from molprop.graph import MolGraph
 from molprop.inference.physchem import COLUMNS as _PHYSCHEM_ALL
 from molprop.inference.physchem import physchem_frame
+from molprop.inference.pipeline import featurize_screened
 from molprop.inference.predictor import Backend, Predictor
 from molprop.inference.rows import STATUS_OK, join_outputs
+from molprop.inference.screen import ScreenedFeaturizer, WorkLimits
 
 #: the columns every row starts with
 ROW_COLUMNS: tuple[str, ...] = ("smiles", "standardized_smiles", "status", "error")
@@ -76,10 +81,28 @@ class Endpoint:
     task_type: str
 
 
+def _featurizer_key(predictor: Predictor) -> str:
+    """Predictors with equal keys build the same graph from the same standardised molecule."""
+    return json.dumps(predictor.config.featurizer.to_dict(), sort_keys=True, default=str)
+
+
 def _screening_key(predictor: Predictor) -> tuple[str, frozenset[str] | None]:
     """Predictors with equal keys read the same graph from a SMILES (and fail alike)."""
-    config = json.dumps(predictor.config.featurizer.to_dict(), sort_keys=True, default=str)
-    return config, predictor.screened.elements
+    return _featurizer_key(predictor), predictor.screened.elements
+
+
+def _accepted(predictor: Predictor) -> frozenset[str]:
+    """The elements ``predictor``'s chemistry checks accept (None there: the organic subset)."""
+    elements = predictor.screened.elements
+    return ORGANIC_ELEMENTS if elements is None else elements
+
+
+def _symbols(item: object) -> frozenset[str] | None:
+    """The element symbols of the SMILES a graph was read from (a superset of the checked
+    molecule's: explicit hydrogens stay atoms in this unsanitised parse), None for a failure."""
+    text = getattr(item, "smiles", None) if isinstance(item, MolGraph) else None
+    mol = None if text is None else Chem.MolFromSmiles(text, sanitize=False)
+    return None if mol is None else frozenset(atom.GetSymbol() for atom in mol.GetAtoms())
 
 
 def row_status(
@@ -218,32 +241,69 @@ class Panel:
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         self.check_interval(interval)
         given = pd.DataFrame({"smiles": smiles})
-        shared: dict[tuple[str, frozenset[str] | None], list] = {}
         outputs = []
         limit = (
             nullcontext() if max_smiles_length is None else smiles_length_limit(max_smiles_length)
         )
+        limits = WorkLimits(max_smiles_length, max_heavy_atoms)
         with limit:
-            for predictor in self.predictors:
-                key = _screening_key(predictor)
-                if key not in shared:  # models that screen alike read the same graphs
-                    shared[key] = predictor.featurize_smiles(
-                        smiles,
-                        max_heavy_atoms=max_heavy_atoms,
-                        max_smiles_length=max_smiles_length,
-                        should_stop=should_stop,
-                    )
+            items = self._featurize(smiles, limits, should_stop)
+            for predictor, own in zip(self.predictors, items):
                 outputs.append(
                     predictor.predict_frame(
                         given,
                         "smiles",
                         batch_size,
-                        items=shared[key],
+                        items=own,
                         interval=interval,
                         should_stop=should_stop,
                     )
                 )
         return self._assemble(smiles, outputs)
+
+    def _featurize(
+        self,
+        smiles: list[str],
+        limits: WorkLimits,
+        should_stop: Callable[[], bool] | None,
+    ) -> list[list]:
+        """Each model's graphs (or failures) for ``smiles``, exactly as its own
+        ``featurize_smiles`` gives them, with one featurisation per featuriser: the models that
+        share a featuriser are read through the union of their training elements, and a row is
+        read again through a model's own checks only where it failed or has an element that
+        model never saw (its refusal is then the model's own)."""
+        by_featurizer: dict[str, list[int]] = {}
+        for k, predictor in enumerate(self.predictors):
+            by_featurizer.setdefault(_featurizer_key(predictor), []).append(k)
+        items: list[list] = [[] for _ in self.predictors]
+        for indices in by_featurizer.values():
+            group = [self.predictors[k] for k in indices]
+            if len({p.screened.elements for p in group}) == 1:  # they screen alike
+                shared = featurize_screened(group[0].screened, smiles, limits, should_stop)
+                for k in indices:
+                    items[k] = shared
+                continue
+            union = frozenset().union(*(_accepted(p) for p in group))
+            wide = ScreenedFeaturizer(group[0].screened.featurizer, union)
+            shared = featurize_screened(wide, smiles, limits, should_stop)
+            symbols = [_symbols(item) for item in shared]
+            for k, predictor in zip(indices, group):
+                if predictor.screened.elements == union:  # the shared checks were its own
+                    items[k] = shared
+                    continue
+                accepted = _accepted(predictor)
+                again = [i for i, s in enumerate(symbols) if s is None or not s <= accepted]
+                own = list(shared)
+                redone = predictor.featurize_smiles(
+                    [smiles[i] for i in again],
+                    max_heavy_atoms=limits.max_heavy_atoms,
+                    max_smiles_length=limits.max_smiles_length,
+                    should_stop=should_stop,
+                )
+                for i, item in zip(again, redone):
+                    own[i] = item
+                items[k] = own
+        return items
 
     def predict_frame(
         self,

@@ -93,8 +93,19 @@ def featurize_smiles(
 ) -> list[Item]:
     """Stages 1-2 for SMILES: one graph of the standardised molecule (or the row's failure) per
     SMILES, under ``limits``; ``should_stop`` is asked before every row."""
+    return featurize_screened(model.screened, smiles, limits, should_stop)
+
+
+def featurize_screened(
+    screened: ScreenedFeaturizer,
+    smiles: Sequence[object],
+    limits: WorkLimits = NO_LIMITS,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[Item]:
+    """:func:`featurize_smiles` through the chemistry checks ``screened`` (a panel shares one
+    featurisation among models that differ only in their training elements)."""
     with limits.length_limit():
-        return featurize_rows(smiles, screened_row(model.screened, limits, should_stop))
+        return featurize_rows(smiles, screened_row(screened, limits, should_stop))
 
 
 def featurize_structures(model: LoadedModel, records: Sequence[object]) -> list[Item]:
@@ -331,6 +342,7 @@ __all__ = [
     "assess_domain",
     "augment",
     "calibrate",
+    "featurize_screened",
     "featurize_smiles",
     "featurize_structures",
     "low_columns",

@@ -21,6 +21,7 @@ from molprop.inference.panel import (
     row_status,
 )
 from molprop.inference.physchem import physchem_frame
+from molprop.inference.screen import WorkLimits
 
 REPO = Path(__file__).resolve().parents[3]
 ADMET = REPO / "pretrained" / "panels" / "admet.json"
@@ -133,6 +134,56 @@ def test_a_target_named_like_a_physchem_or_row_column_is_refused() -> None:
 def test_an_interval_a_model_cannot_serve_is_refused_naming_it(admet: Panel) -> None:
     with pytest.raises(ConfigError, match=r"model 'admet_regression': interval level 0.999"):
         admet.predict(["CCO"], interval=0.999)
+
+
+#: elements some shipped ADMET models saw in training and others did not (Te, Ge, Sb: only the
+#: regression model's; Bi: only the Tox21 model's; At: none), explicit hydrogens, salts, metals
+#: and bad rows
+ELEMENT_EDGES = [
+    "CC[Te]CC",
+    "C[Ge](C)(C)C",
+    "CC[Sb](CC)CC",
+    "c1ccc2c(c1)[se]cc2",
+    "CB(O)O",
+    "C[Si](C)(C)C",
+    "C[As](C)C",
+    "CC(=O)O[Bi](OC(C)=O)OC(C)=O",
+    "[2H]C([2H])([2H])O",
+    "[H]OC([H])([H])C",
+    "C[N+](C)(C)C.[Br-]",
+    "CC(=O)[O-].[Na+]",
+    "CCO[Tc]",
+    "C[At]",
+    "[At]CC[Te]CC",
+    *BAD,
+]
+
+
+def test_one_featurisation_gives_each_model_its_own_graphs_and_refusals(
+    admet: Panel, esol: list[str]
+) -> None:
+    """The panel featurises once per featuriser through the union of its models' training
+    elements; every model still gets exactly the graphs and the refusals its own checks give,
+    also for elements only some of the models saw."""
+    assert len({p.screened.elements for p in admet.predictors}) > 1  # the case under test
+    smiles = [*esol[:4], *ELEMENT_EDGES]
+    shared = admet._featurize(smiles, WorkLimits(), None)
+    refused_by_some = 0
+    for predictor, items in zip(admet.predictors, shared):
+        own = predictor.featurize_smiles(smiles)
+        assert len(items) == len(own)
+        for got, want in zip(items, own):
+            assert type(got) is type(want)
+            if isinstance(want, Exception):
+                assert str(got) == str(want)
+                continue
+            assert got.smiles == want.smiles
+            for name in ("x", "edge_index", "edge_attr", "fingerprint"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+        refused_by_some += sum(isinstance(item, Exception) for item in own)
+    ok = [[not isinstance(i, Exception) for i in items] for items in shared]
+    assert any(a != b for a, b in zip(ok[0], ok[1])), "no row told the models apart"
+    assert refused_by_some > 0
 
 
 def test_models_that_screen_differently_keep_a_status_per_endpoint() -> None:
