@@ -32,7 +32,9 @@ exactly when its model predicted the row.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -52,6 +54,8 @@ from molprop.inference.pipeline import featurize_screened
 from molprop.inference.predictor import Backend, Predictor
 from molprop.inference.rows import STATUS_OK, join_outputs
 from molprop.inference.screen import ScreenedFeaturizer, WorkLimits
+
+log = logging.getLogger(__name__)
 
 #: the columns every row starts with
 ROW_COLUMNS: tuple[str, ...] = ("smiles", "standardized_smiles", "status", "error")
@@ -234,12 +238,18 @@ class Panel:
         max_heavy_atoms: int | None = None,
         max_smiles_length: int | None = None,
         should_stop: Callable[[], bool] | None = None,
+        physchem_executor: Executor | None = None,
     ) -> pd.DataFrame:
         """SMILES -> one wide row per input, in order (columns: the module docstring).
         ``interval``, ``batch_size`` and the work limits are each model's, as in
-        :meth:`Predictor.predict`; every model is asked the same."""
+        :meth:`Predictor.predict`; every model is asked the same. ``physchem_executor``: the
+        physchem block is computed there (another process) while the models run here; the
+        frame is the same."""
         smiles = [smiles] if isinstance(smiles, str) else list(smiles)
         self.check_interval(interval)
+        block = None
+        if self.physchem and physchem_executor is not None:
+            block = physchem_executor.submit(physchem_frame, smiles)
         given = pd.DataFrame({"smiles": smiles})
         outputs = []
         limit = (
@@ -259,7 +269,7 @@ class Panel:
                         should_stop=should_stop,
                     )
                 )
-        return self._assemble(smiles, outputs)
+        return self._assemble(smiles, outputs, block)
 
     def _featurize(
         self,
@@ -334,8 +344,14 @@ class Panel:
         )
         return join_outputs(frame, out.drop(columns="smiles"))
 
-    def _assemble(self, smiles: list[str], outputs: list[pd.DataFrame]) -> pd.DataFrame:
-        """The wide frame from each model's :meth:`Predictor.predict_frame` output."""
+    def _assemble(
+        self,
+        smiles: list[str],
+        outputs: list[pd.DataFrame],
+        block: Future[pd.DataFrame] | None = None,
+    ) -> pd.DataFrame:
+        """The wide frame from each model's :meth:`Predictor.predict_frame` output (and the
+        physchem block computed elsewhere, ``block``, where there is one)."""
         n, models = len(smiles), self.model_names
         statuses = np.column_stack([o["status"].to_numpy(dtype=object) for o in outputs])
         errors = np.column_stack([o["error"].to_numpy(dtype=object) for o in outputs])
@@ -361,9 +377,20 @@ class Panel:
                 columns[f"{target}_error"] = out["error"].to_numpy(dtype=object)
         wide = pd.DataFrame(columns)
         if self.physchem:
-            block = physchem_frame(smiles)[list(PHYSCHEM_COLUMNS)]
-            wide = pd.concat([wide, block.reset_index(drop=True)], axis=1)
+            physchem = _physchem(smiles, block)[list(PHYSCHEM_COLUMNS)]
+            wide = pd.concat([wide, physchem.reset_index(drop=True)], axis=1)
         return wide
+
+
+def _physchem(smiles: list[str], block: Future[pd.DataFrame] | None) -> pd.DataFrame:
+    """The physchem frame of ``smiles``: ``block``'s result, or computed here when there is no
+    block or its process failed (the rows are never lost to a dead helper process)."""
+    if block is not None:
+        try:
+            return block.result()
+        except Exception as exc:  # a killed or broken helper process
+            log.warning("physchem process failed (%s); computing the block here", exc)
+    return physchem_frame(smiles)
 
 
 def _endpoint_columns(out: pd.DataFrame, endpoint: Endpoint, n: int) -> dict[str, object]:

@@ -6,6 +6,11 @@ Each worker is spawned with one torch thread, loads the panel once, and predicts
 the rows; the slices come back in input order. Every molecule is answered by the same models
 as in one process; only the batches differ, so float32 outputs may differ in their last
 digits, as they do between two ``--batch-size`` values.
+
+Without workers the models run in this process and, on a machine with more than one core, the
+physchem block (single-threaded RDKit, about half of a panel's work per molecule) of each
+slice of at least :data:`PHYSCHEM_APART_MIN_ROWS` rows is computed meanwhile in one spawned
+process; the output is exactly the one-process output.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import pandas as pd
 from molprop.inference.panel import Panel
 
 _WORKER_PANEL: Panel | None = None
+#: the fewest rows whose physchem block is worth a process of its own (start-up ~1 s)
+PHYSCHEM_APART_MIN_ROWS = 500
 
 
 def _init_worker(name: str, backend: str) -> None:
@@ -45,6 +52,7 @@ class PanelPool:
         self.panel = panel
         self.num_workers = int(num_workers)
         self.executor = None
+        self.physchem_executor: ProcessPoolExecutor | None = None
         if self.num_workers > 0:
             self.executor = ProcessPoolExecutor(
                 self.num_workers,
@@ -58,7 +66,9 @@ class PanelPool:
     ) -> pd.DataFrame:
         """:meth:`Panel.predict` of ``smiles``, in slices across the workers, in order."""
         if self.executor is None or len(smiles) < 2:
-            return self.panel.predict(smiles, interval, batch_size)
+            return self.panel.predict(
+                smiles, interval, batch_size, physchem_executor=self._physchem_apart(smiles)
+            )
         parts = 2 * self.num_workers  # two slices per worker: a slow slice delays less
         step = -(-len(smiles) // parts)
         futures = [
@@ -67,9 +77,24 @@ class PanelPool:
         ]
         return pd.concat([f.result() for f in futures], ignore_index=True)
 
+    def _physchem_apart(self, smiles: list[str]) -> ProcessPoolExecutor | None:
+        """The process that computes the physchem block of ``smiles`` beside the models, or
+        None where it would not pay (few rows, one core, workers, no physchem block)."""
+        if (
+            self.executor is not None
+            or not self.panel.physchem
+            or len(smiles) < PHYSCHEM_APART_MIN_ROWS
+            or (os.cpu_count() or 1) < 2
+        ):
+            return None
+        if self.physchem_executor is None:
+            self.physchem_executor = ProcessPoolExecutor(1, mp_context=get_context("spawn"))
+        return self.physchem_executor
+
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
+        for executor in (self.executor, self.physchem_executor):
+            if executor is not None:
+                executor.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> PanelPool:
         return self

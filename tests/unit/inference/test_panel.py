@@ -267,3 +267,33 @@ def test_a_multitask_model_gives_one_endpoint_per_target(tmp_path: Path) -> None
     # a new model records its training elements, the shipped ones do not: they screen apart
     assert panel.screens_alike == (panel.predictors[1].screened.elements is None)
     assert ("gap_status" in out) == (not panel.screens_alike)
+
+
+def test_the_physchem_block_computed_in_another_process_gives_the_same_frame(
+    admet: Panel, esol: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without workers, the CLI's pool computes the physchem block in a spawned process beside
+    the models: the frame is exactly the one-process frame; a failed helper process costs
+    nothing but time (the block is computed here)."""
+    from concurrent.futures import Future
+
+    from molprop.inference import panel_pool
+    from molprop.inference.panel_pool import PanelPool
+
+    smiles = [*esol, BAD[0], *ELEMENT_EDGES[:3]]
+    alone = admet.predict(smiles)
+    monkeypatch.setattr(panel_pool, "PHYSCHEM_APART_MIN_ROWS", 5)
+    monkeypatch.setattr(panel_pool.os, "cpu_count", lambda: 2)
+    with PanelPool(admet, "admet", "torch", 0) as pool:
+        apart = pool.predict(smiles, 0.9, 256)
+        assert pool.physchem_executor is not None
+        assert pool._physchem_apart(smiles[:4]) is None  # too few rows to pay
+    pd.testing.assert_frame_equal(apart, alone)
+
+    class Broken:
+        def submit(self, *args: object) -> Future:
+            failed: Future = Future()
+            failed.set_exception(RuntimeError("process died"))
+            return failed
+
+    pd.testing.assert_frame_equal(admet.predict(smiles, physchem_executor=Broken()), alone)
