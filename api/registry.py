@@ -75,7 +75,7 @@ def _warm(predictor: Predictor) -> None:
 def load_model(directory: Path) -> ServedModel:
     """Load one artifact directory (raises ``ArtifactError`` if it is not one)."""
     predictor = Predictor.from_pretrained(directory)
-    artifact = Artifact(predictor.directory)
+    artifact = predictor.artifact
     _warm(predictor)
     config = predictor.config
     targets = tuple(predictor.target_names)

@@ -14,7 +14,6 @@ leading outside it. Loading reads JSON and safetensors only: nothing is ever unp
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.handle import Artifact
 from molprop.artifact.resolve import available_models, model_dirs, resolve_model, shipped_models_dir
-from molprop.artifact.store import load_config, load_members, save_artifact
 
 __all__ = [
     "Artifact",
@@ -22,10 +21,7 @@ __all__ = [
     "Augmentation",
     "Provenance",
     "available_models",
-    "load_config",
-    "load_members",
     "model_dirs",
     "resolve_model",
-    "save_artifact",
     "shipped_models_dir",
 ]

@@ -3,11 +3,12 @@
 A model is a directory (its layout: :mod:`molprop.artifact.paths`). Code outside
 ``molprop/artifact/`` opens a model and reads or writes any of its files through this class —
 config, members' weights, metrics, split, calibration, domain, reference, card, an augmented
-model's pretrained copy — and packs or unpacks the whole directory as bytes (the job database
-stores published models so); ``tests/unit/test_architecture_artifact.py`` checks that nothing
-else names a model file. The format is the one the modules of this package read and write:
-JSON and safetensors, every file named through :func:`~molprop.artifact.paths.artifact_file`
-(no link out of the directory is followed), nothing ever unpickled.
+model's pretrained copy, the ONNX export — and packs or unpacks the whole directory as bytes
+(the job database stores published models so); ``tests/unit/test_architecture_artifact.py``
+checks that nothing else names a model file. The format is the one the modules of this package
+read and write: JSON and safetensors, every file named through
+:func:`~molprop.artifact.paths.artifact_file` (no link out of the directory is followed),
+nothing ever unpickled.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from molprop.artifact import split, store
 from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain, add_domain_to_artifact
+from molprop.artifact.onnx import OnnxExport, export_onnx, load_onnx_members
 from molprop.artifact.paths import (
     CALIBRATION_NAME,
     CARD_NAME,
@@ -41,6 +43,7 @@ from molprop.artifact.reference import Reference
 from molprop.artifact.resolve import ModelSource, resolve_base_model, resolve_model
 from molprop.errors import ArtifactError
 from molprop.models.model import MolPropModel
+from molprop.models.onnx import OPSET, OnnxMember
 
 #: what an augmented model's pretrained copy leaves out of its source: training curves, tables
 #: and metrics (prediction reads none of them)
@@ -110,6 +113,22 @@ class Artifact:
     def load_members(self, config: ArtifactConfig | None = None) -> list[MolPropModel]:
         """The ensemble members, checked against the config before they are built."""
         return store.load_members(self.directory, config)
+
+    def load_onnx_members(
+        self,
+        config: ArtifactConfig,
+        members: list[MolPropModel],
+        location: str | Path | None = None,
+    ) -> list[OnnxMember]:
+        """The members as ONNX Runtime sessions, from the export at ``location`` (default
+        ``DIR/onnx/``; see :func:`~molprop.artifact.onnx.load_onnx_members`, which refuses an
+        export of other weights)."""
+        return load_onnx_members(self.directory, config, members, location=location)
+
+    def export_onnx(self, out: str | Path | None = None, opset: int = OPSET) -> OnnxExport:
+        """Export every member to ONNX (default ``DIR/onnx/``; ``out``: a folder or a ``.onnx``
+        file name; see :func:`~molprop.artifact.onnx.export_onnx`)."""
+        return export_onnx(self.directory, out, opset=opset)
 
     def member_path(self, i: int) -> Path:
         """Member ``i``'s weight file (to name it in messages; read it with

@@ -32,10 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from molprop.cli.extras import require_extra
 
     require_extra("onnx", "molprop export", ("onnx",))
-    from molprop.artifact.onnx import export_onnx
-    from molprop.artifact.resolve import resolve_model
+    from molprop.artifact import Artifact
 
-    export = export_onnx(resolve_model(args.model), args.out, opset=args.opset)
+    export = Artifact.open(args.model).export_onnx(args.out, opset=args.opset)
     for path in export.members:
         print(f"wrote {path}")
     print(f"wrote {export.metadata}")

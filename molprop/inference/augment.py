@@ -19,7 +19,6 @@ import numpy as np
 
 from molprop.artifact.config import ArtifactConfig, Augmentation
 from molprop.artifact.handle import Artifact
-from molprop.artifact.store import load_config, load_members
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.graph import MolGraph
 from molprop.io.table import parse_target
@@ -90,12 +89,14 @@ def parse_low_rows(low: object, n: int, columns: Sequence[str]) -> tuple[np.ndar
 
 
 class PretrainedSource:
-    """A loaded pretrained artifact that produces augmentation inputs."""
+    """A loaded pretrained artifact (a handle, or its directory) that produces augmentation
+    inputs."""
 
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-        self.config: ArtifactConfig = load_config(self.directory)
-        self.members = load_members(self.directory, self.config)
+    def __init__(self, artifact: Artifact | str | Path) -> None:
+        self.artifact = artifact if isinstance(artifact, Artifact) else Artifact(Path(artifact))
+        self.directory = self.artifact.directory
+        self.config: ArtifactConfig = self.artifact.read_config()
+        self.members = self.artifact.load_members(self.config)
         self._nested: PretrainedSource | None = None
 
     @property
@@ -108,7 +109,7 @@ class PretrainedSource:
         if aug is None:
             return None
         if self._nested is None:
-            self._nested = PretrainedSource(Artifact(self.directory).path(aug.source))
+            self._nested = PretrainedSource(self.artifact.path(aug.source))
         return standardise(aug, raw_features(aug.kind, self._nested, graphs))
 
     def low_predictions(self, graphs: Sequence[MolGraph]) -> np.ndarray:
@@ -150,8 +151,9 @@ class Augmenter:
     """Prediction-time augmentation inputs of one artifact (the pretrained copy is loaded on
     first use); ``features(graphs)`` is None for ordinary artifacts."""
 
-    def __init__(self, directory: str | Path, config: ArtifactConfig) -> None:
-        self.directory = Path(directory)
+    def __init__(self, artifact: Artifact, config: ArtifactConfig) -> None:
+        self.artifact = artifact
+        self.directory = artifact.directory
         self.augment = config.augment
         self._source: PretrainedSource | None = None
 
@@ -178,5 +180,5 @@ class Augmenter:
             measured = np.asarray(low, dtype=np.float64).reshape(len(graphs), -1)
             return standardise(self.augment, measured)
         if self._source is None:
-            self._source = PretrainedSource(Artifact(self.directory).path(self.augment.source))
+            self._source = PretrainedSource(self.artifact.path(self.augment.source))
         return standardise(self.augment, raw_features(self.augment.kind, self._source, graphs))

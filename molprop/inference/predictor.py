@@ -29,13 +29,9 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from molprop.artifact.calibration import DEFAULT_LEVEL, Calibration
+from molprop.artifact.calibration import DEFAULT_LEVEL
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.domain import ApplicabilityDomain
-from molprop.artifact.onnx import load_onnx_members
-from molprop.artifact.reference import Reference
-from molprop.artifact.resolve import resolve_model
-from molprop.artifact.store import load_config, load_members
+from molprop.artifact.handle import Artifact
 from molprop.chem.structures import STRUCTURE_SUFFIXES, is_structure_path, read_structures
 from molprop.errors import ConfigError, DataError, PredictionCancelled
 from molprop.featurize import build_featurizer
@@ -67,26 +63,33 @@ class Predictor:
     the stages of :mod:`molprop.inference.pipeline`, which read the loaded parts below."""
 
     def __init__(
-        self, directory: Path, config: ArtifactConfig, members: list, backend: str = "torch"
+        self,
+        artifact: Artifact | str | Path,
+        config: ArtifactConfig,
+        members: list,
+        backend: str = "torch",
     ) -> None:
-        self.directory = Path(directory)
+        #: the model directory's handle (given, or made from a directory), which every part
+        #: below is read through
+        self.artifact = artifact if isinstance(artifact, Artifact) else Artifact(Path(artifact))
+        self.directory = self.artifact.directory
         self.config = config
         self.members = members
         self.backend = backend
         self.featurizer = build_featurizer(config.featurizer)
         #: the extra inputs of an augmented transfer model (its pretrained copy, loaded on first
         #: use); none for other models
-        self.augmenter = Augmenter(self.directory, config)
-        self.domain = ApplicabilityDomain.load(self.directory)  # None if the artifact has none
+        self.augmenter = Augmenter(self.artifact, config)
+        self.domain = self.artifact.read_domain()  # None if the artifact has none
         elements = None if self.domain is None else self.domain.elements
         #: the featuriser behind the chemistry checks, with the training set's elements (the
         #: organic subset for a model that does not record them)
         self.screened = ScreenedFeaturizer(
             self.featurizer, None if elements is None else frozenset(elements)
         )
-        self.calibration = Calibration.load(self.directory)  # None: written before calibration
+        self.calibration = self.artifact.read_calibration()  # None: written before calibration
         #: predictions over approved drugs (percentiles); None: the model stores none
-        self.reference = Reference.load(self.directory)
+        self.reference = self.artifact.read_reference()
 
     @classmethod
     def from_pretrained(
@@ -97,19 +100,20 @@ class Predictor:
     ) -> Predictor:
         """Load a model by name (``"solubility"``: looked up in ``$MOLPROP_MODEL_DIR`` and the
         shipped ``pretrained/`` only) or from an artifact directory (a ``Path`` or a string with
-        a path separator, e.g. ``"./my_model"``); see :func:`resolve_model`.
+        a path separator, e.g. ``"./my_model"``); see :meth:`Artifact.open
+        <molprop.artifact.Artifact.open>`.
 
         ``backend="onnxruntime"``: the members run as ONNX graphs on ONNX Runtime (CPU) from the
         export at ``onnx`` (default ``DIR/onnx/``, written by ``molprop export``); the output
         DataFrame is the torch backend's (stds, intervals, in_domain, statuses)."""
         if backend not in BACKENDS:
             raise ConfigError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        directory = resolve_model(name_or_path)
-        config = load_config(directory)
-        members = load_members(directory, config)
+        artifact = Artifact.open(name_or_path)
+        config = artifact.read_config()
+        members: list = artifact.load_members(config)
         if backend == "onnxruntime":
-            members = load_onnx_members(directory, config, members, location=onnx)
-        return cls(directory, config, members, backend=backend)
+            members = artifact.load_onnx_members(config, members, location=onnx)
+        return cls(artifact, config, members, backend=backend)
 
     @property
     def target_names(self) -> list[str]:

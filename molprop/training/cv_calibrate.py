@@ -57,7 +57,6 @@ import numpy as np
 from molprop.artifact import Artifact
 from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
-from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdout
 from molprop.errors import ConfigError, DataError
@@ -388,8 +387,8 @@ def fit_cross_validated(
     """The calibration of the artifact ``directory`` fitted on out-of-fold predictions of
     ``data`` (``what`` names it in ``fitted_on``), the artifact's predictor, and the
     out-of-fold predictions. Nothing is written."""
-    config = load_config(directory)
     predictor = Predictor.from_pretrained(directory)
+    config = predictor.config
     has_domain = predictor.domain is not None and data.smiles is not None
     oof = out_of_fold(config, data, cv, fold_domains=has_domain)
     in_domain = oof.in_domain

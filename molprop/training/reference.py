@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from molprop.artifact import Artifact
 from molprop.artifact.reference import Reference
 from molprop.inference.predictor import Predictor
 
@@ -35,5 +34,5 @@ def fit_reference(
     reference = Reference.fit(
         label, sha, {t: out.loc[ok, t].to_numpy() for t in predictor.target_names}
     )
-    Artifact(predictor.directory).write_reference(reference)
+    predictor.artifact.write_reference(reference)
     return reference

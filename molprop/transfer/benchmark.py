@@ -104,9 +104,9 @@ def crossfit_predictions(
     """Out-of-fold predictions of train.csv's molecules from ``crossfit``'s fold models
     (trained on first use, then reused: by each strategy of the seed, which fine-tune with the
     same seed) and the cross-fitting report."""
-    from molprop.artifact.store import load_config
+    from molprop.artifact import Artifact
 
-    pre = load_config(pre_dir)
+    pre = Artifact(pre_dir).read_config()
     train = pd.read_csv(split_dir / "train.csv")
     featurizer = build_featurizer(pre.featurizer)
     graphs = [featurizer.from_smiles(s) for s in train["smiles"]]

@@ -29,7 +29,6 @@ import pandas as pd
 from molprop.artifact import Artifact
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.resolve import resolve_base_model
-from molprop.artifact.store import load_config
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import SplitType
 from molprop.errors import ConfigError, DataError, InvalidInputError
@@ -424,7 +423,7 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     writes = is_global_zero()
     if writes:
         out.mkdir(parents=True, exist_ok=True)
-    pre = load_config(pre_dir)
+    pre = Artifact(pre_dir).read_config()
     data = load_parts(request, pre)
     task = make_task(  # the high-fidelity target's own scaler
         data.parts["train"].targets, request.target_columns, request.task_type, request.units

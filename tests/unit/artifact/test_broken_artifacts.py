@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from molprop.artifact import Artifact, load_config, load_members
+from molprop.artifact import Artifact
 from molprop.artifact.calibration import Calibration
 from molprop.artifact.domain import ApplicabilityDomain, add_domain_to_artifact
 from molprop.artifact.paths import artifact_file
-from molprop.artifact.store import read_metrics
+from molprop.artifact.store import load_config, load_members, read_metrics
 from molprop.errors import ArtifactError, ConfigError, MolpropError
 from molprop.inference import Predictor
 from molprop.models.model import MolPropModel
@@ -242,6 +242,6 @@ def test_augment_source_outside_refused(model: Path, tmp_path: Path) -> None:
     shutil.copytree(SHIPPED, tmp_path / "elsewhere")
     config = load_config(model)
     augment = Augmentation("label", "../elsewhere", (0.0,), (1.0,))
-    augmenter = Augmenter(model, type(config)(**{**config.__dict__, "augment": augment}))
+    augmenter = Augmenter(Artifact(model), type(config)(**{**config.__dict__, "augment": augment}))
     with pytest.raises(ArtifactError, match="elsewhere leads outside the model directory"):
         augmenter.features([])
