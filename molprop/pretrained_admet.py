@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from molprop.artifact import Artifact
+from molprop.artifact import Artifact, CardTexts
 from molprop.models.config import PRESETS, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -213,12 +213,14 @@ def write_card(group: AdmetGroup, out: Path) -> Path:
     table = endpoint_table()
     sources = "; ".join(f"{n}: {table.loc[n, 'description']}" for n in group.endpoints)
     return Artifact(out).write_card(
-        title=f"{len(group.endpoints)} ADMET endpoints fine-tuned from the foundation model",
-        data_source=f"`data/admet/` (data/admet/SOURCES.md): {sources}",
-        licence="per table, data/admet/SOURCES.md (MIT, CC0-1.0, CC BY 4.0)",
-        intended_use=group.intended_use,
-        reproduce=f"make pretrained-admet (python -m molprop.pretrained_admet {group.name})",
-        root=REPO,
+        CardTexts(
+            title=f"{len(group.endpoints)} ADMET endpoints fine-tuned from the foundation model",
+            data_source=f"`data/admet/` (data/admet/SOURCES.md): {sources}",
+            licence="per table, data/admet/SOURCES.md (MIT, CC0-1.0, CC BY 4.0)",
+            intended_use=group.intended_use,
+            reproduce=f"make pretrained-admet (python -m molprop.pretrained_admet {group.name})",
+            root=REPO,
+        )
     )
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import pandas as pd
 
-from molprop.artifact import Artifact
+from molprop.artifact import Artifact, CardTexts
 from molprop.models.config import PRESETS, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -447,14 +447,16 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
         )
 
     return artifact.write_card(
-        title=recipe.description,
-        data_source=recipe.source,
-        licence=recipe.licence,
-        intended_use=recipe.intended_use,
-        reference=recipe.chemprop_reference,
-        reproduce="make pretrained",
-        notes=notes,
-        root=card_root(out),
+        CardTexts(
+            title=recipe.description,
+            data_source=recipe.source,
+            licence=recipe.licence,
+            intended_use=recipe.intended_use,
+            reference=recipe.chemprop_reference,
+            reproduce="make pretrained",
+            notes=notes,
+            root=card_root(out),
+        )
     )
 
 

@@ -11,6 +11,7 @@ a model directory is named through :func:`.paths.artifact_file`, which refuses n
 leading outside it. Loading reads JSON and safetensors only: nothing is ever unpickled.
 """
 
+from molprop.artifact.card import CardTexts
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.handle import Artifact
 from molprop.artifact.resolve import available_models, model_dirs, resolve_model, shipped_models_dir
@@ -19,6 +20,7 @@ __all__ = [
     "Artifact",
     "ArtifactConfig",
     "Augmentation",
+    "CardTexts",
     "Provenance",
     "available_models",
     "model_dirs",

@@ -12,16 +12,20 @@ renders; :class:`molprop.artifact.Artifact` reads the artifact's files and write
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from molprop.artifact.calibration import NOT_CALIBRATED, Calibration, ConformalTarget
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain
 from molprop.artifact.reference import Reference
+
+if TYPE_CHECKING:
+    import jinja2
 
 #: what ``Provenance.data`` holds when the training table was passed as a DataFrame
 IN_MEMORY_DATA = "<DataFrame>"
@@ -42,7 +46,11 @@ def _novelty_scaled(target: object) -> bool:
     return isinstance(target, ConformalTarget) and target.difficulty == "std+novelty"
 
 
-def _environment() -> jinja2.Environment:
+@functools.cache
+def templates() -> jinja2.Environment:
+    """The card templates (jinja2 is imported when the first card is rendered)."""
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("molprop.artifact", "templates"),
         autoescape=False,  # markdown, not HTML: the service renders cards through markdown-it
@@ -58,7 +66,22 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-TEMPLATES = _environment()
+@dataclass(frozen=True)
+class CardTexts:
+    """What a model's card says that its files do not hold, from whoever writes the card:
+    ``title``, ``data_source``, ``licence``, ``intended_use``; ``reference``: a published
+    result to compare with; ``reproduce``: the command that rebuilds the model (e.g. ``make
+    pretrained``); ``notes``: extra bullets under the limits; ``root``: data and model paths
+    inside it are shown relative to it (default: the working directory)."""
+
+    title: str
+    data_source: str
+    licence: str
+    intended_use: str
+    reference: str = ""
+    reproduce: str = ""
+    notes: Sequence[str] = ()
+    root: str | Path | None = None
 
 
 def _shown_path(path: str, root: Path | None) -> str:
@@ -97,6 +120,16 @@ def _cutoff_text(config: ArtifactConfig) -> str:
     return f"{DEFAULT_CUTOFF_PERIODIC if periodic else DEFAULT_CUTOFF_MOLECULE:g} Å"
 
 
+def _render(template: str, config: ArtifactConfig, **context: Any) -> str:
+    """``template`` rendered for the model ``config`` (with its 3D featuriser, ``f3d``, and
+    cutoff text) and ``context``."""
+    return (
+        templates()
+        .get_template(template)
+        .render(config=config, f3d=_featurizer_3d(config), cutoff=_cutoff_text(config), **context)
+    )
+
+
 def per_target_metrics(test: Mapping[str, Any], targets: Sequence[str]) -> list[str]:
     """The metrics a multitask model's ``metrics.json`` gives per target (``metric/target`` keys
     of the test ensemble), in their order; none for a one-target model."""
@@ -113,51 +146,34 @@ def model_card(
     domain: ApplicabilityDomain | None,
     test_smiles: Sequence[str] | None,
     percentiles: Reference | None,
-    *,
-    title: str,
-    data_source: str,
-    licence: str,
-    intended_use: str,
-    reference: str = "",
-    reproduce: str = "",
-    notes: Sequence[str] = (),
-    root: str | Path | None = None,
+    texts: CardTexts,
 ) -> str:
     """The text of a model's ``card.md`` (``card.md.j2``).
 
     ``test_smiles``: the test part of the training split (the card says how much of it is in
     the domain; None or empty: not said); ``percentiles``: the stored reference of
-    ``<target>_percentile``; ``reference``: a published result to compare with;
-    ``reproduce``: the command that rebuilds the model (e.g. ``make pretrained``); ``notes``:
-    extra bullets under the limits; ``root``: data and model paths inside it are shown
-    relative to it (default: the working directory).
+    ``<target>_percentile``; ``texts``: what the caller says (:class:`CardTexts`).
     """
-    root = Path(root) if root is not None else None
+    root = Path(texts.root) if texts.root is not None else None
     prov = config.provenance
     test_in_domain = None
     if domain is not None and test_smiles:
         test_in_domain = float(domain.in_domain(list(test_smiles)).mean())
     data = prov.data
-    return TEMPLATES.get_template("card.md.j2").render(
-        config=config,
+    said = {f.name: getattr(texts, f.name) for f in dataclasses.fields(texts) if f.name != "root"}
+    return _render(
+        "card.md.j2",
+        config,
         metrics=metrics,
         calibration=calibration,
         domain=domain,
         test_in_domain=test_in_domain,
         percentiles=percentiles,
-        f3d=_featurizer_3d(config),
-        cutoff=_cutoff_text(config),
         data_shown=_shown_path(data, root) if data and data != IN_MEMORY_DATA else "",
         finetuned_from_shown=_shown_path(prov.finetuned_from, root),
         per_target_metrics=per_target_metrics(metrics.get("test", {}), config.task.target_names),
         not_calibrated=NOT_CALIBRATED,
-        title=title,
-        data_source=data_source,
-        licence=licence,
-        intended_use=intended_use,
-        reference=reference,
-        reproduce=reproduce,
-        notes=list(notes),
+        **said,
     )
 
 
@@ -173,27 +189,26 @@ def foundation_card(
     (``foundation_card.md.j2``): ``corpus`` its manifest, ``labels`` its labels' metadata,
     ``summary`` the run's epochs, validation loss, compute (``wall_s``, ``cpu_s``,
     ``molecules_seen``) and parameter count; ``size_bytes`` of its safetensors."""
-    return TEMPLATES.get_template("foundation_card.md.j2").render(
-        config=config,
+    return _render(
+        "foundation_card.md.j2",
+        config,
         size_bytes=size_bytes,
         corpus=corpus,
         labels=labels,
         summary=summary,
-        f3d=_featurizer_3d(config),
-        cutoff=_cutoff_text(config),
     )
 
 
 def uncertainty_text(config: ArtifactConfig, calibration: Calibration | None) -> str:
     """The card's first line's end: what the uncertainty and the output are."""
-    macros = TEMPLATES.get_template("card_macros.md.j2").module
+    macros = templates().get_template("card_macros.md.j2").module
     return str(macros.uncertainty(config, calibration))  # type: ignore[attr-defined]
 
 
 def calibration_lines(calibration: Calibration | None, metrics: Mapping[str, Any]) -> list[str]:
     """The body of the card's calibration section, one line per entry: the method, what it was
     fitted on, and its test measurement from ``metrics.json``."""
-    macros = TEMPLATES.get_template("card_macros.md.j2").module
+    macros = templates().get_template("card_macros.md.j2").module
     text = str(macros.calibration_section(calibration, metrics, NOT_CALIBRATED))  # type: ignore[attr-defined]
     return text.removesuffix("\n").split("\n")
 
@@ -232,11 +247,12 @@ def refresh_calibration(
 
 __all__ = [
     "CALIBRATION_HEADING",
-    "TEMPLATES",
+    "CardTexts",
     "calibration_lines",
     "foundation_card",
     "model_card",
     "per_target_metrics",
     "refresh_calibration",
+    "templates",
     "uncertainty_text",
 ]

@@ -24,8 +24,9 @@ from typing import Any
 import pandas as pd
 import torch
 
-from molprop.artifact import split, store
+from molprop.artifact import card, split, store
 from molprop.artifact.calibration import Calibration
+from molprop.artifact.card import CardTexts
 from molprop.artifact.config import ArtifactConfig
 from molprop.artifact.domain import ApplicabilityDomain, add_domain_to_artifact
 from molprop.artifact.onnx import OnnxExport, export_onnx, load_onnx_members
@@ -239,26 +240,13 @@ class Artifact:
         path.write_text(text)
         return path
 
-    def write_card(
-        self,
-        *,
-        title: str,
-        data_source: str,
-        licence: str,
-        intended_use: str,
-        reference: str = "",
-        reproduce: str = "",
-        notes: Sequence[str] = (),
-        root: str | Path | None = None,
-    ) -> Path:
-        """Write ``card.md`` from the model's files and these texts
+    def write_card(self, texts: CardTexts) -> Path:
+        """Write ``card.md`` from the model's files and what the caller says, ``texts``
         (:func:`molprop.artifact.card.model_card`)."""
         split_frame = self.read_split()
         test_smiles = None
         if split_frame is not None:
             test_smiles = split_frame.loc[split_frame["split"] == "test", "smiles"].tolist()
-        from molprop.artifact import card  # jinja2: only when a card is written
-
         text = card.model_card(
             self.read_config(),
             self.read_metrics(),
@@ -266,14 +254,7 @@ class Artifact:
             self.read_domain(),
             test_smiles,
             self.read_reference(),
-            title=title,
-            data_source=data_source,
-            licence=licence,
-            intended_use=intended_use,
-            reference=reference,
-            reproduce=reproduce,
-            notes=notes,
-            root=root,
+            texts,
         )
         return self._write_card_text(text)
 
@@ -282,8 +263,6 @@ class Artifact:
     ) -> Path:
         """Write ``card.md`` of a foundation model (:func:`molprop.artifact.card.foundation_card`)."""
         size = sum(p.stat().st_size for p in self.directory.rglob("*.safetensors"))
-        from molprop.artifact import card  # jinja2: only when a card is written
-
         text = card.foundation_card(
             self.read_config(), size, corpus=corpus, labels=labels, summary=summary
         )
@@ -294,8 +273,6 @@ class Artifact:
         recalibration); None when the model has no card."""
         if not self.path(CARD_NAME).exists():
             return None
-        from molprop.artifact import card  # jinja2: only when a card is written
-
         text = card.refresh_calibration(
             self.read_card(), self.read_config(), self.read_calibration(), self.read_metrics()
         )

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from molprop.artifact import Artifact
+from molprop.artifact import Artifact, CardTexts
 from molprop.artifact.config import ArtifactConfig, Provenance
 from molprop.data.splits import Split
 from molprop.errors import ConfigError
@@ -296,8 +296,10 @@ def write_trained_card(out: Path, data: str, init: InitSource | None) -> Path:
     (data, split, model, test metrics, uncertainty, domain, limits)."""
     start = "" if init is None else f", started from {init.directory.name}"
     return Artifact(out).write_card(
-        title=f"trained on {Path(data).name if data != '<DataFrame>' else 'a table'}{start}",
-        data_source=f"`{data}`" if data != "<DataFrame>" else "a table passed in Python",
-        licence="as the training data's",
-        intended_use="the training table's chemistry and assay",
+        CardTexts(
+            title=f"trained on {Path(data).name if data != '<DataFrame>' else 'a table'}{start}",
+            data_source=f"`{data}`" if data != "<DataFrame>" else "a table passed in Python",
+            licence="as the training data's",
+            intended_use="the training table's chemistry and assay",
+        )
     )

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from molprop.artifact import Artifact
+from molprop.artifact import Artifact, CardTexts
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.resolve import resolve_base_model
 from molprop.data.loader import GraphDataset
@@ -282,11 +282,13 @@ def write_finetuned_card(out: Path, artifact: ArtifactConfig, metrics: dict[str,
             )
     prov = artifact.provenance
     Artifact(out).write_card(
-        title=f"fine-tuned from {Path(prov.finetuned_from).name} ({prov.strategy})",
-        data_source="the fine-tuning table",
-        licence="as the fine-tuning data's",
-        intended_use="the fine-tuning assay's chemistry; check the baselines below first",
-        notes=notes,
+        CardTexts(
+            title=f"fine-tuned from {Path(prov.finetuned_from).name} ({prov.strategy})",
+            data_source="the fine-tuning table",
+            licence="as the fine-tuning data's",
+            intended_use="the fine-tuning assay's chemistry; check the baselines below first",
+            notes=notes,
+        )
     )
 
 

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 
 from api.main import create_app
 from api.settings import Settings
-from molprop.artifact import Artifact
+from molprop.artifact import Artifact, CardTexts
 from molprop.models.config import TrainConfig
 from molprop.training.train import TrainRequest, run_train
 
@@ -51,10 +51,12 @@ def _train_tiny(
         )
     )
     Artifact(out).write_card(
-        title=f"tiny test model ({target})",
-        data_source=data,
-        licence="MIT",
-        intended_use="tests only",
+        CardTexts(
+            title=f"tiny test model ({target})",
+            data_source=data,
+            licence="MIT",
+            intended_use="tests only",
+        )
     )
 
 
@@ -91,8 +93,8 @@ def train_multitask(out: Path, scratch: Path) -> None:
     drugs = scratch / "drugs.csv"
     pd.read_csv(APPROVED_DRUGS).head(60).to_csv(drugs, index=False)
     fit_reference(out, drugs, name="60 approved drugs")  # percentiles for both targets
-    Artifact(out).write_card(title="tiny multitask test model", data_source="ESOL",
-                             licence="MIT", intended_use="tests only")  # fmt: skip
+    Artifact(out).write_card(CardTexts(title="tiny multitask test model", data_source="ESOL",
+                                       licence="MIT", intended_use="tests only"))  # fmt: skip
 
 
 @pytest.fixture(scope="session")

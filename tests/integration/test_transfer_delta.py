@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import torch
 
-from molprop.artifact import Artifact
+from molprop.artifact import Artifact, CardTexts
 from molprop.artifact.store import load_config, save_artifact
 from molprop.cli.main import main
 from molprop.data.batch import collate_graphs
@@ -120,7 +120,7 @@ def test_prediction_without_low_labels_refuses_and_bad_ones_are_per_row(runs, tm
 def test_service_takes_a_low_field_per_row(runs, tmp_path):
     model = runs / "models" / "ip_delta"
     Artifact(model).write_card(
-        title="Δ IP (test)", data_source="G4MP2", licence="MIT", intended_use="tests"
+        CardTexts(title="Δ IP (test)", data_source="G4MP2", licence="MIT", intended_use="tests")
     )
     card = (model / "card.md").read_text()
     assert "**measured** low-fidelity labels (`ip_b3lyp`)" in card and "Δ-learning" in card
@@ -225,7 +225,7 @@ def test_delta_measured_serves_without_measured_labels(runs, tmp_path, capsys):
     a_x = metrics["training_targets"]["x_weight"][0][0]
     assert metrics["training_targets"]["train_residual_rmse"][0] < 0.3 and 0 < a_x
     Artifact(model).write_card(
-        title="Δ IP (test)", data_source="G4MP2", licence="MIT", intended_use="t"
+        CardTexts(title="Δ IP (test)", data_source="G4MP2", licence="MIT", intended_use="t")
     )
     assert "**measured** low-fidelity labels of the training" in (model / "card.md").read_text()
     test = pd.read_csv(runs / "inductive" / "split" / "test.csv")

@@ -4,13 +4,14 @@ per-atom, fine-tuned, augmented)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
 from molprop.artifact import Artifact
-from molprop.artifact.card import model_card, per_target_metrics
+from molprop.artifact.card import CardTexts, model_card, per_target_metrics
 from molprop.artifact.config import ArtifactConfig, Augmentation, Provenance
 from molprop.artifact.store import read_metrics, save_artifact, write_metrics
 from molprop.errors import ArtifactError
@@ -36,6 +37,10 @@ def _config(targets: tuple[str, ...], task_type: str = "regression") -> Artifact
     )
 
 
+#: what a test card's caller says
+TEXTS = CardTexts(title="t", data_source="d", licence="MIT", intended_use="tests")
+
+
 def _section(card: str, heading: str) -> list[str]:
     """The lines of ``card``'s section ``heading`` (without the heading and blank ends)."""
     lines = card.split("\n")
@@ -45,8 +50,7 @@ def _section(card: str, heading: str) -> list[str]:
 
 
 def _rendered(config: ArtifactConfig, test: dict) -> str:
-    texts = dict(title="t", data_source="d", licence="MIT", intended_use="tests")
-    return model_card(config, {"test": test}, None, None, None, None, **texts)
+    return model_card(config, {"test": test}, None, None, None, None, TEXTS)
 
 
 def test_metrics_table_has_members_and_ensemble() -> None:
@@ -128,7 +132,7 @@ def _artifact(
 
 def _card(directory: Path, **kwargs: object) -> str:
     artifact = Artifact(directory)
-    artifact.write_card(title="t", data_source="d", licence="MIT", intended_use="tests", **kwargs)
+    artifact.write_card(replace(TEXTS, **kwargs))
     return artifact.read_card()
 
 
