@@ -163,6 +163,40 @@ def test_the_checker_sees_a_planted_upward_import(tmp_path, monkeypatch):
     assert any("inference imports lightning" in p for p in found), found
 
 
+def strategy_names_in_artifact(root: Path = ROOT) -> list[str]:
+    """Lines of ``molprop/artifact/`` (code and card templates) that name a fine-tuning
+    strategy as a quoted string. artifact sits below transfer: what it says of a strategy comes
+    from what the fine-tune recorded in the model, never from the strategy's name."""
+    from molprop.transfer import STRATEGIES
+
+    names = "|".join(re.escape(name) for name in STRATEGIES)
+    quoted = re.compile(rf"""(["'])({names})\1""")
+    found = []
+    for path in sorted((root / "molprop" / "artifact").rglob("*")):
+        if path.suffix not in (".py", ".j2"):
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            match = quoted.search(line)
+            if match:
+                found.append(f"{path.relative_to(root)}:{i} names the strategy {match[2]!r}")
+    return found
+
+
+def test_the_artifact_layer_names_no_fine_tuning_strategy():
+    assert strategy_names_in_artifact() == []
+
+
+def test_the_strategy_name_check_sees_planted_names(tmp_path):
+    templates = tmp_path / "molprop" / "artifact" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "card.md.j2").write_text('{% if prov.strategy == "delta-measured" %}\n')
+    (templates.parent / "card.py").write_text("FULL = 'full'\nDELTA_TEXT = 'delta learning'\n")
+    assert strategy_names_in_artifact(tmp_path) == [
+        "molprop/artifact/card.py:1 names the strategy 'full'",
+        "molprop/artifact/templates/card.md.j2:1 names the strategy 'delta-measured'",
+    ]
+
+
 # --------------------------------------------------------------------------- import loops
 
 

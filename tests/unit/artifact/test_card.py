@@ -229,6 +229,21 @@ def test_card_of_a_fine_tuned_label_augmented_model(tmp_path: Path) -> None:
     assert "head ?" in embed and "strategy `freeze-encoder`" in embed
 
 
+def test_card_says_what_the_fine_tune_recorded_not_what_its_strategy_is_called() -> None:
+    """Training targets made from measured low-fidelity labels are stated from what the
+    fine-tune recorded (``metrics.json``'s ``training_targets``), whatever the strategy's name;
+    the name itself is only shown."""
+    said = "Its training targets used the **measured** low-fidelity labels"
+    prov = Provenance(finetuned_from="pre", strategy="delta-measured", mode="inductive")
+    config = replace(_config(("y",)), provenance=prov)
+    recorded = {"training_targets": {"note": "train: high − (a·low + b) + (a'·x + b')"}}
+    assert said in model_card(config, recorded, None, None, None, None, TEXTS)
+    assert said not in model_card(config, {}, None, None, None, None, TEXTS)
+    renamed = replace(config, provenance=replace(prov, strategy="some-other-name"))
+    card = model_card(renamed, recorded, None, None, None, None, TEXTS)
+    assert said in card and "strategy `some-other-name`, mode `inductive`" in card
+
+
 def test_card_paths_relative_to_root_and_no_reproduce_line_by_default(tmp_path: Path) -> None:
     data = tmp_path / "data" / "x.csv"
     directory = _artifact(tmp_path / "m", provenance=Provenance(data=str(data)))
