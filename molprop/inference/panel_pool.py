@@ -22,6 +22,7 @@ from multiprocessing import get_context
 import pandas as pd
 
 from molprop.inference.panel import Panel
+from molprop.inference.workers import WorkerPool
 
 _WORKER_PANEL: Panel | None = None
 #: the fewest rows whose physchem block is worth a process of its own (start-up ~1 s)
@@ -30,7 +31,6 @@ PHYSCHEM_APART_MIN_ROWS = 500
 
 def _init_worker(name: str, backend: str) -> None:
     global _WORKER_PANEL
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)
@@ -44,22 +44,14 @@ def _predict_in_worker(
     return _WORKER_PANEL.predict(smiles, interval, batch_size)
 
 
-class PanelPool:
+class PanelPool(WorkerPool):
     """``panel`` (loaded here for its columns and checks) answered by ``num_workers`` spawned
     processes that each load ``name`` with ``backend``; 0 workers: in this process."""
 
     def __init__(self, panel: Panel, name: str, backend: str, num_workers: int) -> None:
+        super().__init__(num_workers, _init_worker, (name, backend))
         self.panel = panel
-        self.num_workers = int(num_workers)
-        self.executor = None
         self.physchem_executor: ProcessPoolExecutor | None = None
-        if self.num_workers > 0:
-            self.executor = ProcessPoolExecutor(
-                self.num_workers,
-                mp_context=get_context("spawn"),
-                initializer=_init_worker,
-                initargs=(name, backend),
-            )
 
     def predict(
         self, smiles: list[str], interval: float | str | None, batch_size: int
@@ -69,12 +61,7 @@ class PanelPool:
             return self.panel.predict(
                 smiles, interval, batch_size, physchem_executor=self._physchem_apart(smiles)
             )
-        parts = 2 * self.num_workers  # two slices per worker: a slow slice delays less
-        step = -(-len(smiles) // parts)
-        futures = [
-            self.executor.submit(_predict_in_worker, smiles[i : i + step], interval, batch_size)
-            for i in range(0, len(smiles), step)
-        ]
+        futures = self.submit_slices(_predict_in_worker, smiles, interval, batch_size)
         return pd.concat([f.result() for f in futures], ignore_index=True)
 
     def _physchem_apart(self, smiles: list[str]) -> ProcessPoolExecutor | None:
@@ -92,15 +79,9 @@ class PanelPool:
         return self.physchem_executor
 
     def close(self) -> None:
-        for executor in (self.executor, self.physchem_executor):
-            if executor is not None:
-                executor.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> PanelPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().close()
+        if self.physchem_executor is not None:
+            self.physchem_executor.shutdown(wait=True, cancel_futures=True)
 
 
 __all__ = ["PanelPool"]

@@ -10,13 +10,12 @@ failed row comes back as its exception, in place (see :func:`molprop.io.table.fe
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from multiprocessing import get_context
+from concurrent.futures import Future
 
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.inference.screen import ScreenedFeaturizer, screened_row
+from molprop.inference.workers import WorkerPool
 from molprop.io.readers import Item
 from molprop.io.table import featurize_rows
 
@@ -25,7 +24,6 @@ _WORKER_FEATURIZER = None
 
 def _init_worker(config: dict, elements: frozenset[str] | None) -> None:
     global _WORKER_FEATURIZER
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     featurizer = build_featurizer(FeaturizerConfig.from_dict(config))
     _WORKER_FEATURIZER = ScreenedFeaturizer(featurizer, elements)
 
@@ -34,7 +32,7 @@ def _featurize_in_worker(smiles: list[str]) -> list[Item]:
     return featurize_rows(smiles, screened_row(_WORKER_FEATURIZER))
 
 
-class FeaturizerPool:
+class FeaturizerPool(WorkerPool):
     """Featurises lists of SMILES in ``num_workers`` processes (0: in this process) with
     ``featurizer`` (the predictor's screened featuriser; workers rebuild it from
     ``featurizer_config`` and its elements).
@@ -51,17 +49,9 @@ class FeaturizerPool:
         num_workers: int = 0,
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
+        super().__init__(num_workers, _init_worker, (featurizer_config, featurizer.elements))
         self.featurizer = featurizer
         self.should_stop = should_stop
-        self.num_workers = int(num_workers)
-        self.executor = None
-        if self.num_workers > 0:
-            self.executor = ProcessPoolExecutor(
-                self.num_workers,
-                mp_context=get_context("spawn"),
-                initializer=_init_worker,
-                initargs=(featurizer_config, featurizer.elements),
-            )
 
     def submit(self, smiles: list[str]) -> list[Future]:
         if self.executor is None:
@@ -69,22 +59,7 @@ class FeaturizerPool:
             featurize_one = screened_row(self.featurizer, should_stop=self.should_stop)
             done.set_result(featurize_rows(smiles, featurize_one))
             return [done]
-        parts = max(1, 2 * self.num_workers)
-        step = -(-len(smiles) // parts) or 1
-        return [
-            self.executor.submit(_featurize_in_worker, smiles[i : i + step])
-            for i in range(0, len(smiles), step)
-        ]
-
-    def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> FeaturizerPool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return self.submit_slices(_featurize_in_worker, smiles)
 
 
 __all__ = ["FeaturizerPool"]
