@@ -87,6 +87,7 @@ TARGETS: tuple[Target, ...] = (
     Target("finetune_shift", _TUNE, ("docs/results/finetune_shift.md",)),
     Target("foundation_assay", _TUNE, ("docs/results/foundation_assay.md",)),
     Target("foundation_costs", _TUNE, ("docs/results/foundation.md",)),
+    Target("finetune_cost", _TUNE, ("docs/results/foundation.md",)),
     Target("moleculeace", _TUNE, ("docs/results/moleculeace.md",)),
     Target("transfer_crossfit", _TRANSFER, ("docs/results/transfer.md",)),
     Target("transfer_residual", _TRANSFER, ("docs/results/transfer.md",)),
