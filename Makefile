@@ -35,9 +35,10 @@ bench: install
 	$(PY) -m pip install -q --no-deps "chemprop==2.3.1"
 	$(PY) -m benchmarks all
 
+# the ADMET models first: `solubility` follows the split of admet_regression (its split.csv)
 pretrained: install
-	$(PY) -m molprop.pretrained_recipes
 	$(PY) -m molprop.pretrained_admet
+	$(PY) -m molprop.pretrained_recipes
 
 # the multitask ADMET models, fine-tuned from pretrained/foundation on data/admet
 pretrained-admet: install

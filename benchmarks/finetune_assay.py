@@ -41,7 +41,7 @@ import pandas as pd
 
 from benchmarks.common import REPO, RESULTS, WORK
 from molprop.data.splits import scaffold_groups
-from molprop.pretrained_recipes import DATA, PRETRAINED, RECIPES
+from molprop.pretrained_recipes import PRETRAINED, RECIPES, labelled_table
 
 MODELS = ("solubility", "lipophilicity", "hydration_free_energy")
 ASSAY_COLUMN = "assay_value"
@@ -62,7 +62,7 @@ def assay_halves(name: str, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The shipped model's test molecules (smiles, target) -> (fine-tune half, evaluation half),
     scaffold-disjoint: shuffled scaffold sets fill the fine-tune half up to half the molecules."""
     recipe = RECIPES[name]
-    table = pd.read_csv(DATA / recipe.data)
+    table = labelled_table(recipe)
     split = pd.read_csv(PRETRAINED / name / "split.csv")
     rows = split.loc[split["split"] == "test", "row"].to_numpy()
     test = table.iloc[rows][[recipe.smiles_column, recipe.data_column]].reset_index(drop=True)

@@ -32,6 +32,39 @@ def _changed(previous: dict, directory: Path) -> str:
     return "; ".join(f"{k} {old} → {now}" for k, old, now in diffs) or "–"
 
 
+def _before(previous: dict | None, keys: tuple[str, ...]) -> str:
+    """The replaced model's test metrics; for one trained on other data (its test molecules
+    were others), both models on the molecules neither trained on."""
+    if not previous:
+        return "(not retrained)"
+    held = previous.get("held_out")
+    if not held:
+        return _metrics(previous["test"], keys)
+    common = held["common"]
+    return (
+        f"trained on `{held['replaced_data']}`; on {common['n']} test molecules neither trained "
+        f"on: {_metrics(common['replaced'], keys)} (this model: "
+        f"{_metrics(common['this_model'], keys)})"
+    )
+
+
+def _changes(previous: dict | None, directory: Path) -> str:
+    """The settings that changed; for a replaced model trained on other data, the data and
+    the starting model first."""
+    if not previous:
+        return "–"
+    changes = [_changed(previous, directory)]
+    if previous.get("held_out"):
+        config = load_config(directory)
+        start = config.provenance.finetuned_from
+        changes.insert(
+            0,
+            f"data `{previous['held_out']['replaced_data']}` → `{config.provenance.data}`"
+            + (f"; started from `{start}`" if start else ""),
+        )
+    return "; ".join(c for c in changes if c != "–") or "–"
+
+
 def _trust(metrics: dict, task_type: str) -> str:
     test = metrics.get("calibration", {}).get("test", {})
     if not test:
@@ -61,8 +94,8 @@ def rows() -> list[dict]:
             {
                 "name": name,
                 "now": _metrics(metrics["test"]["ensemble"], keys),
-                "before": _metrics(previous["test"], keys) if previous else "(not retrained)",
-                "changed": _changed(previous, directory) if previous else "–",
+                "before": _before(previous, keys),
+                "changed": _changes(previous, directory),
                 "members": ", ".join(
                     f"{m[keys[0]]:.3f}" for m in metrics["test"].get("members", [])
                 ),
@@ -86,7 +119,13 @@ def markdown(table: list[dict]) -> str:
         "scaffold split and epochs as before). `homo_lumo_gap_3d` already had that recipe and "
         "was not retrained (its input comparison with the 2D model was rerun). Before = the "
         'model the retrain replaced (`metrics.json["previous"]`), on the same test molecules. '
-        "Training: 1 torch thread per process, two processes sharing the 2-core machine.",
+        "Training: 1 torch thread per process, two processes sharing the 2-core machine. "
+        "`solubility` was then replaced by a model fine-tuned from the foundation model on "
+        "AqSolDB (`data/admet`, the scaffold split `admet_regression` gives those molecules, "
+        "ESOL's scaffold test molecules kept out of training); the model it replaced was trained "
+        "on ESOL, so both are compared on this model's test molecules that neither trained on "
+        '(`metrics.json["previous"]["held_out"]`; trained with the default torch threads on the '
+        "shared machine).",
         "",
         "| model | test, ensemble: replaced | test, ensemble: now | settings changed | members "
         "now (headline) | best epoch / run | train wall s | 90 % interval coverage (test) or "

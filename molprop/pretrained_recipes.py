@@ -18,6 +18,13 @@ model) so that the artifacts stay under 10 MB and the whole run is reproducible 
     python -m molprop.pretrained_recipes --stage calibrate-cv solubility  # CV calibration + card
     python -m molprop.pretrained_recipes --stage card     # (re)write card.md only
 
+``solubility`` is fine-tuned from the foundation model (``--init foundation``, as the ADMET
+models) on the AqSolDB table of ``data/admet``, on the scaffold split that ``admet_regression``
+gives those molecules (its ``split.csv``, so build the ADMET models first: ``make pretrained``
+does), with the test molecules of ESOL's scaffold split kept out of train and validation, so
+that it can be scored against ``admet_regression`` and against the ESOL-trained model it
+replaced on molecules none of them trained on (``metrics.json["previous"]["held_out"]``).
+
 ``homo_lumo_gap_3d`` is the structure-input twin of ``homo_lumo_gap``: the same QM9
 part and the same split (its ``split.csv``, so build ``homo_lumo_gap`` first), the B3LYP
 geometries of the file through the 3D featuriser of ``benchmarks/qm9_3d_vs_2d.sh`` (bond tokens,
@@ -78,7 +85,9 @@ class Recipe:
     calibration: str = "validation"
     #: a structure model (featuriser ``3d``): its featuriser parameters, model and train
     #: settings (over :data:`MODEL_3D` / :func:`train_config`), the model whose ``split.csv`` it
-    #: reuses and the 2D model the card compares it with on SMILES
+    #: reuses and the 2D model the card compares it with on SMILES; a 2D recipe with
+    #: ``split_from`` takes for each of its molecules the part that model's ``split.csv`` gives
+    #: the same SMILES (every molecule of the data must be listed there: :func:`split_frame`)
     featurizer: str = "2d"
     featurizer_params: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
@@ -87,6 +96,17 @@ class Recipe:
     #: the data file's column of the target when the shipped model names it otherwise
     #: (``target``; the column's name is kept as the model's former name, still accepted)
     column: str = ""
+    #: the model this one starts from (``molprop train --init``: its architecture, featuriser,
+    #: encoder and readout, a fresh head); "" a random start with :data:`MODEL`
+    init: str = ""
+    #: a data file under ``data/moleculenet`` (SMILES column ``smiles``) whose scaffold test part
+    #: (``molprop train``'s split of it: 80/10/10, seed 0) is kept out of this model's train and
+    #: validation parts (:func:`kept_out_molecules`): the test molecules of a model trained on
+    #: that file, so that both can be scored on molecules neither trained on
+    keep_out: str = ""
+    #: the names the target had in the model this one replaced, still accepted where a target
+    #: is named (for a deprecation period)
+    former_names: tuple[str, ...] = ()
 
     @property
     def data_column(self) -> str:
@@ -98,24 +118,48 @@ class Recipe:
         """True for a model trained on the geometries of a structure file (featuriser 3d)."""
         return self.featurizer == "3d"
 
+    @property
+    def given_split(self) -> bool:
+        """True for a 2D model trained on the parts :func:`split_frame` gives its molecules."""
+        return bool(self.split_from) and not self.structures
+
+    @property
+    def data_path(self) -> str:
+        """The data file as the repository names it (``data/...``)."""
+        return (DATA / self.data).resolve().relative_to(REPO).as_posix()
+
+
+#: the epochs of ``solubility``, fine-tuned from the foundation model on 7,956 AqSolDB training
+#: molecules: in a 30-epoch run the first member's validation loss was lowest at epoch 7
+#: (counted from 0, as ``best_epoch``) and rose from there, also after the learning rate was
+#: halved at epoch 17, so 15 leave a margin; each member's best epoch is in
+#: ``metrics.json["training"]``
+SOLUBILITY_EPOCHS = 15
 
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in (
         Recipe(
             "solubility",
-            "delaney_chemprop.csv.gz",
+            "../admet/solubility_aqsoldb.csv.gz",
             "smiles",
             "logS",
             "log10(mol/L)",
             "regression",
-            60,
-            "aqueous solubility (ESOL)",
-            "ESOL (Delaney 2004), MoleculeNet / chemprop `data/delaney.csv`, 1,128 molecules",
-            "MIT (chemprop repository); data from Delaney 2004, J. Chem. Inf. Comput. Sci. SI",
-            "ranking small neutral organic molecules by aqueous solubility at 25 °C",
-            "chemprop D-MPNN on a scaffold split of ESOL: RMSE 0.83 ± 0.05 log units",
-            column="logp",
+            SOLUBILITY_EPOCHS,
+            "aqueous solubility (AqSolDB)",
+            "AqSolDB (Sorkun et al. 2019, mcsorkun/AqSolDB `results/data_curated.csv`) as "
+            "curated in `data/admet` (standardised, duplicates merged or dropped; "
+            "data/admet/SOURCES.md), 9,273 molecules",
+            "CC0-1.0 (AqSolDB data); curation script MIT (this repository)",
+            "ranking organic molecules (drug-like and industrial) by aqueous solubility at room "
+            "temperature",
+            "TDC ADMET-group leaderboard rank 1 on Solubility_AqSolDB (TDC's scaffold split of "
+            "the 9,982-row AqSolDB): MAE 0.725 ± 0.011 log units (ChemFM)",
+            init="foundation",
+            split_from="admet_regression",
+            keep_out="delaney_chemprop.csv.gz",
+            former_names=("logp",),
         ),
         Recipe(
             "lipophilicity",
@@ -225,8 +269,12 @@ HARTREE_EV = 27.211386
 
 
 def load_data(recipe: Recipe) -> str | pd.DataFrame:
-    """A CSV path, or (for the QM9 extxyz part) a DataFrame of ``smiles`` and ``gap_ev``."""
+    """A CSV path, or (for the QM9 extxyz part) a DataFrame of ``smiles`` and ``gap_ev``, or
+    (a recipe with a given split) the rows it trains on with their ``split``
+    (:func:`split_frame`)."""
     path = DATA / recipe.data
+    if recipe.given_split:
+        return split_frame(recipe)
     if not path.name.endswith((".extxyz", ".extxyz.gz")):
         return str(path)
     from molprop.chem.structures import read_structures
@@ -239,6 +287,15 @@ def load_data(recipe: Recipe) -> str | pd.DataFrame:
     return pd.DataFrame(rows, columns=["smiles", "gap_ev"]).astype(str)
 
 
+def labelled_table(recipe: Recipe) -> pd.DataFrame:
+    """The table whose rows the ``row`` column of the model's ``split.csv`` indexes, its target
+    column as numbers (a 2D recipe: the data file, or the rows of its given split)."""
+    data = load_data(recipe)
+    if isinstance(data, pd.DataFrame):
+        return data.astype({recipe.data_column: float})
+    return pd.read_csv(data)
+
+
 def reused_split(recipe: Recipe) -> pd.DataFrame:
     """The ``split.csv`` (row, smiles, split) of the model ``recipe.split_from``."""
     split = Artifact(PRETRAINED / recipe.split_from).read_split()
@@ -248,6 +305,72 @@ def reused_split(recipe: Recipe) -> pd.DataFrame:
             "(its split is reused)"
         )
     return split
+
+
+def molecule_key(smiles: str) -> str:
+    """The molecule's standard InChIKey (the SMILES itself where RDKit cannot read it): how
+    molecules are matched across files and models."""
+    from molprop.chem.smiles import inchikey
+    from molprop.errors import InvalidInputError
+
+    try:
+        return inchikey(smiles)
+    except InvalidInputError:
+        return smiles
+
+
+def readable(smiles: str) -> bool:
+    """True when RDKit parses ``smiles`` (training rejects the rows it cannot)."""
+    from molprop.chem.smiles import parse_smiles
+    from molprop.errors import InvalidInputError
+
+    try:
+        parse_smiles(smiles)
+    except InvalidInputError:
+        return False
+    return True
+
+
+def kept_out_molecules(recipe: Recipe) -> set[str]:
+    """The InChIKeys of the test part of ``recipe.keep_out``'s scaffold split as ``molprop
+    train`` makes it (80/10/10, seed :func:`train_config`'s, over the SMILES RDKit reads):
+    the test molecules of the model trained on that file. Empty without ``keep_out``."""
+    if not recipe.keep_out:
+        return set()
+    from molprop.data.splits import make_split
+    from molprop.io.table import read_table
+
+    smiles = [s for s in read_table(DATA / recipe.keep_out)["smiles"] if readable(s)]
+    split = make_split("scaffold", smiles, seed=train_config(recipe).seed)
+    return {molecule_key(smiles[i]) for i in split.test}
+
+
+def split_frame(recipe: Recipe) -> pd.DataFrame:
+    """The rows a recipe with a given split trains on: its data's SMILES and target, and
+    ``split``: the part the ``split.csv`` of ``recipe.split_from`` gives the same SMILES (every
+    molecule must be listed there), without the rows of :func:`kept_out_molecules` that would
+    be in train or validation (those in test stay). Rows in the data file's order."""
+    from molprop.io.table import read_table
+
+    frame = read_table(DATA / recipe.data)
+    smiles = frame[recipe.smiles_column]
+    listed = reused_split(recipe)
+    part = dict(zip(listed["smiles"], listed["split"], strict=True))
+    missing = [s for s in smiles if s not in part and readable(s)]
+    if missing:
+        raise RuntimeError(
+            f"{len(missing)} molecules of {recipe.data} are not in "
+            f"{recipe.split_from}/split.csv (e.g. {missing[0]!r})"
+        )
+    # a SMILES RDKit cannot read has no part (training rejected it there): left out here too
+    frame["split"] = [part.get(s, "") for s in smiles]
+    frame = frame[frame["split"] != ""]
+    held = kept_out_molecules(recipe)
+    if held:
+        keys = frame[recipe.smiles_column].map(molecule_key)
+        frame = frame[~(keys.isin(held) & frame["split"].ne("test"))]
+    columns = [recipe.smiles_column, recipe.data_column, "split"]
+    return frame[columns].reset_index(drop=True)
 
 
 def structure_file(recipe: Recipe, folder: Path, splits: Sequence[str] | None = None) -> Path:
@@ -294,22 +417,37 @@ def replaced_model(out: Path) -> dict[str, Any] | None:
     train_keys = ("epochs", "batch_size", "lr", "patience", "ema_epochs", "weight_decay_on")
     return {
         "test": test,
+        "data": config.provenance.data,
         "model": {k: getattr(config.model, k) for k in keys},
         "train": {k: getattr(config.train, k) for k in train_keys},
     }
 
 
+def other_data(previous: dict[str, Any], recipe: Recipe) -> bool:
+    """True when the replaced model (:func:`replaced_model`) names a data file other than the
+    recipe's (its test metrics are then on other molecules: :func:`held_out_comparison`); a
+    model that names no file (a table passed in Python) counts as trained on the recipe's."""
+    data = str(previous.get("data") or "")
+    return bool(data) and not data.startswith("<") and Path(data).name != Path(recipe.data).name
+
+
 def train(recipe: Recipe, out: Path) -> None:
-    """Train the ensemble of ``recipe`` into ``out`` (replaced if it exists)."""
+    """Train the ensemble of ``recipe`` into ``out`` (replaced if it exists). A replaced model
+    trained on other data is compared with the new one on molecules neither trained on
+    (:func:`held_out_comparison`, in ``metrics.json["previous"]["held_out"]``)."""
     import tempfile
 
     from molprop.featurize import FeaturizerConfig
     from molprop.training.train import TrainRequest, run_train
 
     previous = replaced_model(out)
-    if out.exists():
-        shutil.rmtree(out)
     with tempfile.TemporaryDirectory() as tmp:
+        replaced = None
+        if previous and other_data(previous, recipe):
+            replaced = Path(tmp) / "replaced"
+            shutil.copytree(out, replaced)
+        if out.exists():
+            shutil.rmtree(out)
         structures = {}
         if recipe.structures:
             structures = {
@@ -319,6 +457,7 @@ def train(recipe: Recipe, out: Path) -> None:
                 "featurizer": FeaturizerConfig("3d", dict(recipe.featurizer_params)),
                 "model": {**MODEL_3D, **recipe.model},
             }
+        given = {"split_type": "column", "split_column": "split"} if recipe.given_split else {}
         request = TrainRequest(
             **{
                 "data": load_data(recipe) if not recipe.structures else None,
@@ -327,22 +466,209 @@ def train(recipe: Recipe, out: Path) -> None:
                 "out": out,
                 "task_type": recipe.task_type,
                 "split_type": "scaffold",
-                "model": dict(MODEL),
+                # a started model takes its architecture from the start (MODEL too)
+                "model": {} if recipe.init else dict(MODEL),
                 "train": train_config(recipe),
                 "units": [recipe.unit],
                 "name": recipe.name,
                 "progress": False,
+                "init": recipe.init or None,
+                **given,
                 **structures,
             }
         )
         run_train(request)
-    artifact = Artifact(out)
-    artifact.rename_targets([recipe.target])  # the shipped name (the data's column: former name)
-    artifact.remove_logs()  # training curves are not shipped
-    if previous:
-        artifact.update_metrics(previous=previous)
-    if recipe.structures:  # the data file was a temporary copy with the split column
-        artifact.set_provenance(data=str(Path("data") / "qm9" / Path(recipe.data).name))
+        artifact = Artifact(out)
+        artifact.rename_targets([recipe.target])  # the shipped name (the data's column: former)
+        if recipe.former_names:
+            keep_former_names(out, recipe.former_names)
+        artifact.remove_logs()  # training curves are not shipped
+        artifact.remove_invalid_rows()  # rows RDKit could not read are logged; never served
+        if recipe.structures:  # the data file was a temporary copy with the split column
+            artifact.set_provenance(data=str(Path("data") / "qm9" / Path(recipe.data).name))
+        if recipe.given_split:  # trained on rows of the data file with their split
+            artifact.set_provenance(data=recipe.data_path)
+            start = artifact.read_config().provenance.finetuned_from
+            if start:
+                artifact.set_provenance(finetuned_from=portable_start(start))
+            artifact.update_metrics(split_source=split_source(recipe))
+        if previous and replaced is not None:
+            previous["held_out"] = held_out_comparison(recipe, out, replaced)
+        if previous:
+            artifact.update_metrics(previous=previous)
+
+
+def portable_start(start: str) -> str:
+    """The starting model as the repository names it (``pretrained/foundation``): a path in
+    this checkout, or a shipped model (an editable install's shipped models may be another
+    checkout's), relative; any other path as it is."""
+    from molprop.artifact.resolve import shipped_models_dir
+
+    path = Path(start)
+    if not path.is_absolute():
+        return start
+    if path.is_relative_to(REPO):
+        return path.relative_to(REPO).as_posix()
+    if path.parent == shipped_models_dir():
+        return f"{PRETRAINED.name}/{path.name}"
+    return start
+
+
+def keep_former_names(out: Path, names: Sequence[str]) -> None:
+    """Record ``names`` as the targets' former names in ``config.json`` (still accepted where a
+    target is named): the names the model this one replaced still answered to."""
+    from dataclasses import replace
+
+    from molprop.artifact.store import load_config, write_config
+
+    config = load_config(out)
+    task = replace(config.task, former_names=tuple(names))
+    write_config(out, replace(config, task=task))
+
+
+def split_source(recipe: Recipe) -> dict[str, Any]:
+    """Where the split of a recipe with a given split comes from (``metrics.json``
+    ``split_source``, shown on the card): the model whose ``split.csv`` it follows and, with
+    ``keep_out``, that file's test molecules: how many, how many are in this data and how
+    many of those were removed from train and validation (:func:`split_frame`)."""
+    from molprop.io.table import read_table
+
+    source: dict[str, Any] = {"split_from": recipe.split_from}
+    if recipe.keep_out:
+        held = kept_out_molecules(recipe)
+        data = read_table(DATA / recipe.data)
+        keys = data[recipe.smiles_column].map(molecule_key)
+        kept = split_frame(recipe)
+        in_test = kept.loc[kept["split"] == "test", recipe.smiles_column].map(molecule_key)
+        source["kept_out"] = {
+            "file": (DATA / recipe.keep_out).resolve().relative_to(REPO).as_posix(),
+            "test_molecules": len(held),
+            "in_data": int(keys.isin(held).sum()),
+            "in_test": int(in_test.isin(held).sum()),
+            "removed": int(keys.isin(held).sum() - in_test.isin(held).sum()),
+        }
+    return source
+
+
+def _scores(task_type: str, y: Any, p: Any) -> dict[str, Any]:
+    from molprop.training.metrics import classification_metrics, regression_metrics
+
+    metrics = regression_metrics if task_type == "regression" else classification_metrics
+    return {**metrics(y, p), "n": len(y)}
+
+
+def _both_scored(
+    task_type: str, models: dict[str, Path], smiles: list[str], y: Any
+) -> dict[str, Any]:
+    """Each model of ``models`` (key -> directory) on ``smiles`` (labels ``y``), predicted as a
+    user predicts, scored on the molecules every model predicted."""
+    import numpy as np
+
+    from molprop.inference import Predictor
+
+    predicted = {}
+    for key, directory in models.items():
+        predictor = Predictor.from_pretrained(directory)
+        frame = predictor.predict(smiles, interval=None)
+        values = frame[predictor.target_names[0]].to_numpy(dtype=float)
+        predicted[key] = np.where(frame["status"].eq("ok").to_numpy(), values, np.nan)
+    both = np.logical_and.reduce([np.isfinite(v) for v in predicted.values()])
+    y = np.asarray(y, dtype=float)
+    result: dict[str, Any] = {"n": int(both.sum()), "listed": len(smiles)}
+    for key, values in predicted.items():
+        result[key] = _scores(task_type, y[both], values[both])
+    return result
+
+
+def held_out_comparison(recipe: Recipe, out: Path, replaced: Path) -> dict[str, Any]:
+    """The model in ``out`` against the model it replaced (trained on other data; a copy in
+    ``replaced``) on molecules neither trained on, each predicted from its SMILES as a user
+    predicts and scored where both predicted (molecules matched by InChIKey):
+
+    - ``common``: this model's test molecules that the replaced model did not train or
+      validate on, with this data's labels (the decision: replace only if this model wins);
+    - ``replaced_test``: the replaced model's own test molecules, with its data's labels, that
+      this model did not train or validate on (context: the replaced model's home ground).
+    """
+    from molprop.io.table import read_table
+
+    def seen(split: pd.DataFrame) -> set[str]:
+        return {molecule_key(s) for s in split.loc[split["split"] != "test", "smiles"]}
+
+    def test_rows(frame: pd.DataFrame, split: pd.DataFrame, smiles: str) -> pd.DataFrame:
+        test = split[split["split"] == "test"]
+        rows = frame.iloc[test["row"].to_numpy()].reset_index(drop=True)
+        if rows[smiles].tolist() != test["smiles"].tolist():
+            raise RuntimeError("split.csv does not index the model's data")
+        return rows
+
+    models = {"replaced": replaced, "this_model": out}
+    new_split, old_split = stored_split(out), stored_split(replaced)
+    data = load_data(recipe)
+    table = data if isinstance(data, pd.DataFrame) else read_table(data)
+    frame = test_rows(table, new_split, recipe.smiles_column)
+    old_seen = seen(old_split)
+    frame = frame[[molecule_key(s) not in old_seen for s in frame[recipe.smiles_column]]]
+    common = _both_scored(
+        recipe.task_type, models, frame[recipe.smiles_column].tolist(), frame[recipe.data_column]
+    )
+    old = Artifact(replaced).read_config()
+    old_path = Path(old.provenance.data)
+    old_frame = read_table(old_path if old_path.is_absolute() else REPO / old_path)
+    names = (*old.task.former_names, *old.task.target_names)
+    column = next(c for c in names if c in old_frame.columns)
+    old_test = test_rows(old_frame, old_split, "smiles")
+    new_seen = seen(new_split)
+    old_test = old_test[[molecule_key(s) not in new_seen for s in old_test["smiles"]]]
+    own = _both_scored(recipe.task_type, models, old_test["smiles"].tolist(), old_test[column])
+    result = {
+        "replaced_data": old.provenance.data,
+        "common": common,
+        "replaced_test": {**own, "of": int((old_split["split"] == "test").sum())},
+    }
+    log.info("held-out comparison with the replaced model: %s", result)
+    return result
+
+
+def held_out_note(recipe: Recipe, previous: dict[str, Any]) -> str:
+    """The card's line on the replaced model trained on other data
+    (:func:`held_out_comparison`)."""
+    held = previous["held_out"]
+    common, own = held["common"], held["replaced_test"]
+    keys = ("rmse", "mae", "r2") if recipe.task_type == "regression" else ("roc_auc", "mcc")
+
+    def shown(part: dict[str, Any]) -> str:
+        return ", ".join(
+            f"{k} {part['replaced'][k]:.3f} -> **{part['this_model'][k]:.3f}**" for k in keys
+        )
+
+    return (
+        f"Replaces the `{recipe.name}` model trained on `{held['replaced_data']}` (its test "
+        "metrics were on other molecules). On the "
+        f"{common['n']} test molecules of this model that the replaced model did not train or "
+        f"validate on (neither model trained on them; this data's labels), replaced -> this "
+        f"model: {shown(common)}. On the replaced model's own test molecules ({own['n']} of "
+        f"{own['of']}, its data's labels; none in this model's train or validation part): "
+        f"{shown(own)}."
+    )
+
+
+def split_note(recipe: Recipe, source: dict[str, Any]) -> str:
+    """The card's line on a given split (:func:`split_source`)."""
+    note = (
+        f"Split: the scaffold split of `{source['split_from']}` (its `split.csv`, 80/10/10, "
+        "seed 0, of its whole table) on this data's molecules, so this model and "
+        f"`{source['split_from']}` are scored on the same test molecules"
+    )
+    kept = source.get("kept_out")
+    if kept:
+        note += (
+            f"; the {kept['test_molecules']} test molecules of the scaffold split of "
+            f"`{kept['file']}` (80/10/10, seed 0: the test part of the model trained on it) are "
+            f"kept out of train and validation: {kept['in_data']} are in this data, "
+            f"{kept['in_test']} of them in its test part, {kept['removed']} removed"
+        )
+    return note + "."
 
 
 def comparison_notes(recipe: Recipe, comparison: dict[str, Any]) -> list[str]:
@@ -426,7 +752,9 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     artifact = Artifact(out)
     notes = ["Small CPU-friendly configuration; larger models trained longer are more accurate."]
     metrics = artifact.read_metrics()
-    if metrics.get("previous") and metrics.get("test", {}).get("ensemble"):
+    if metrics.get("previous", {}).get("held_out"):
+        notes.insert(0, held_out_note(recipe, metrics["previous"]))
+    elif metrics.get("previous") and metrics.get("test", {}).get("ensemble"):
         config = artifact.read_config()
         notes.insert(
             0,
@@ -434,6 +762,8 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
                 metrics["previous"], metrics["test"]["ensemble"], config.model, config.train
             ),
         )
+    if metrics.get("split_source"):
+        notes.insert(0, split_note(recipe, metrics["split_source"]))
     comparison = metrics.get("input_comparison")
     if comparison:
         notes = comparison_notes(recipe, comparison) + notes

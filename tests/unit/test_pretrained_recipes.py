@@ -52,3 +52,17 @@ def test_a_retrain_keeps_the_replaced_models_test_metrics(tmp_path: Path) -> Non
     assert "dropout 0.3" in note and "patience 7" in note and "hidden_dim" not in note
     rmse = previous["test"]["rmse"]
     assert f"rmse {rmse:.3f} -> **{rmse * 0.5:.3f}**" in note
+
+
+def test_a_replaced_model_on_other_data_is_compared_on_held_out_molecules() -> None:
+    """A retrain over a model trained on another data file (the ESOL ``solubility`` replaced by
+    the AqSolDB one) compares both on molecules neither trained on; a model on the same file,
+    or one that names no file, keeps the same-split comparison."""
+    from molprop.pretrained_recipes import other_data
+
+    solubility, lipophilicity = RECIPES["solubility"], RECIPES["lipophilicity"]
+    assert other_data({"data": "data/moleculenet/delaney_chemprop.csv.gz"}, solubility)
+    assert not other_data({"data": "data/admet/solubility_aqsoldb.csv.gz"}, solubility)
+    assert not other_data({"data": "data/moleculenet/lipo_chemprop.csv.gz"}, lipophilicity)
+    assert not other_data({"data": "<DataFrame>"}, lipophilicity)
+    assert not other_data({}, lipophilicity)

@@ -84,25 +84,25 @@ def test_shipped_recipe_calibrates_on_validation_rows_only(tmp_path: Path, spy) 
     """The ``calibrate`` stage of ``make pretrained`` on a copy of the shipped solubility model:
     the fitting function sees the validation rows of its split.csv; moving 10 test rows into
     the validation split changes the calibration set by exactly those rows."""
-    from molprop.pretrained_recipes import RECIPES, calibrate
+    from molprop.pretrained_recipes import RECIPES, calibrate, labelled_table
 
     recipe = RECIPES["solubility"]
     out = tmp_path / "solubility"
     shutil.copytree(shipped_models_dir() / "solubility", out)
-    frame = pd.read_csv(REPO / "data" / "moleculenet" / recipe.data)
+    frame = labelled_table(recipe)  # the rows split.csv indexes
     calibrate(recipe, out)
     labels = _labels(out, frame, recipe.data_column)
     assert np.array_equal(np.sort(spy[-1]["targets"][:, 0]), labels["val"])
-    assert Calibration.load(out).n == len(labels["val"]) == 112
+    assert Calibration.load(out).n == len(labels["val"]) == 614
     split = pd.read_csv(out / "split.csv", dtype={"split": str})
     moved = split.index[split["split"] == "test"][:10]
     split.loc[moved, "split"] = "val"
     split.to_csv(out / "split.csv", index=False)
     calibrate(recipe, out)
-    assert Calibration.load(out).n == 122
+    assert Calibration.load(out).n == 624
     new = np.sort(spy[-1]["targets"][:, 0])
     assert np.array_equal(new, _labels(out, frame, recipe.data_column)["val"])
-    assert json.loads((out / "metrics.json").read_text())["calibration"]["test"]["logS"]["n"] == 104
+    assert json.loads((out / "metrics.json").read_text())["calibration"]["test"]["logS"]["n"] == 620
 
 
 def test_platt_lowers_ece_of_planted_miscalibration() -> None:
