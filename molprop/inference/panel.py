@@ -19,10 +19,14 @@ panel file (:mod:`molprop.artifact.panel`, ``Panel.from_name("admet")``) or give
 * the physchem block (:data:`PHYSCHEM_COLUMNS`: ``described_smiles``, properties, rules,
   alerts), unless ``physchem=False``.
 
-Status. Models that screen alike (same featuriser, same training elements: every shipped model)
-read the same molecule and fail alike, so they are featurised once and a row's ``status`` /
-``error`` is every endpoint's. Where the panel's models screen differently, each endpoint also
-has ``<target>_status`` / ``<target>_error``. Either way a row's ``status`` is ``ok`` when every
+Featurisation. Models with the same featuriser share one featurisation: through the union of
+their training elements, with a row read again through a model's own checks where it failed or
+has an element that model never saw, so every model gets exactly its own graphs and refusals.
+
+Status. Models that screen alike (same featuriser, same training elements) read the same molecule
+and fail alike, so a row's ``status`` / ``error`` is every endpoint's. Where the panel's models
+screen differently (the shipped ``admet`` panel's models were trained on different elements),
+each endpoint also has ``<target>_status`` / ``<target>_error``. Either way a row's ``status`` is ``ok`` when every
 model predicted it; when its models failed alike, their status and error; otherwise (one model
 failed, another predicted) the first failure's status and an ``error`` naming each failed model
 (``solubility: ...``), the other endpoints keeping their values. An endpoint has a value
