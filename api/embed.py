@@ -139,15 +139,13 @@ async def embed(
     model = find_model(body.model, models)
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             f"{len(body.smiles)} SMILES in one request; the limit is "
             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
         )
     rejected, cost = await run_in_threadpool(screen_rows, body.smiles, model, settings)
     if cost.work > settings.max_request_tokens:
-        raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, over_budget(cost, model, settings)
-        )
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, over_budget(cost, model, settings))
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
     if batch:
@@ -163,7 +161,7 @@ async def embed(
         try:
             frame = await run_or_refuse(lane, work, job, request, settings)
         except ConfigError as exc:  # e.g. a model served on a backend without embeddings
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
         response.headers["Server-Timing"] = job.server_timing()
     return EmbedResponse(
         model=model.name,

@@ -133,7 +133,7 @@ def explained_target(body: ExplainRequest, model: ServedModel) -> str:
     target the model does not predict."""
     if body.target is None and model.multitask:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"model {model.name!r} predicts several targets {list(model.targets)}: name the "
             "one to explain in 'target'",
         )
@@ -143,7 +143,7 @@ def explained_target(body: ExplainRequest, model: ServedModel) -> str:
         return model.predictor.config.task.resolve_target(body.target)
     except ConfigError:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"model {model.name!r} does not predict {safe_text(body.target)!r}; its targets: "
             f"{list(model.targets)}",
         ) from None
@@ -225,13 +225,13 @@ async def explain(
     cap = min(settings.max_explain_batch, settings.max_batch)
     if len(body.smiles) > cap:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             f"{len(body.smiles)} SMILES in one explain request; the limit is {cap} "
             "(MOLPROP_MAX_EXPLAIN_BATCH / MOLPROP_MAX_BATCH): split the request",
         )
     if model.predictor.config.featurizer.kind != "2d":
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"model {model.name} cannot be explained: only models with the 2D featuriser are",
         )
     rejected, screened = await run_in_threadpool(screen_rows, body.smiles, model, settings)
@@ -239,7 +239,7 @@ async def explain(
     cost = tokens * EXPLAIN_STEPS
     if cost > settings.max_request_tokens:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             f"the request has {tokens} attention tokens, {cost} counted {EXPLAIN_STEPS} "
             f"times for an explanation; the limit is {settings.max_request_tokens} "
             "(MOLPROP_MAX_REQUEST_TOKENS): send fewer or smaller molecules",
@@ -263,7 +263,7 @@ async def explain(
         try:
             explanations = await run_or_refuse(lane, work, job, request, settings)
         except ConfigError as exc:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, str(exc)) from None
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
         response.headers["Server-Timing"] = job.server_timing()
     results = build_explain_results(body, rejected, explanations)
     return ExplainResponse(

@@ -123,7 +123,7 @@ def _input_error(exc: DataError, path: Path | None = None, name: str = "") -> HT
     """413 for too many rows, else 422 with the reason (naming the upload, not the temporary
     file it was saved to)."""
     if isinstance(exc, TooManyRows):
-        return HTTPException(status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, str(exc))
+        return HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(exc))
     message = str(exc)
     if path is not None:
         message = message.replace(str(path), f"the upload {name!r}")

@@ -46,7 +46,7 @@ from molprop.inference.rows import STATUS_INVALID, STATUS_OK
 
 
 def _unprocessable(detail: str) -> HTTPException:
-    return HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, detail)
+    return HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail)
 
 
 def is_panel_request(

@@ -125,7 +125,7 @@ async def physchem(
     arrival = time.monotonic()
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             f"{len(body.smiles)} SMILES in one request; the limit is "
             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
         )

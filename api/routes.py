@@ -140,7 +140,7 @@ def interval_level(body: PredictRequest, model: ServedModel) -> float | None:
     try:
         return model.predictor.interval_level(body.interval)
     except ConfigError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"interval: {exc}") from None
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"interval: {exc}") from None
 
 
 health_router = APIRouter(tags=["service"])
@@ -275,7 +275,7 @@ def screen_low(body: PredictRequest, model: ServedModel, rejected: dict[int, str
         return None
     if body.low is None:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"model {model.name!r} was trained on measured low-fidelity labels {columns}: "
             "give one per SMILES in 'low'",
         )
@@ -402,15 +402,13 @@ async def predict(
     level = interval_level(body, model)
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             f"{len(body.smiles)} SMILES in one request; the limit is "
             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
         )
     rejected, cost = await run_in_threadpool(screen_rows, body.smiles, model, settings)
     if cost.work > settings.max_request_tokens:
-        raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, over_budget(cost, model, settings)
-        )
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, over_budget(cost, model, settings))
     low = screen_low(body, model, rejected)
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]
     frame = pd.DataFrame()
@@ -469,17 +467,17 @@ async def _predict_panel(
     try:
         panel.check_interval(body.interval)
     except ConfigError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_ENTITY, f"interval: {exc}") from None
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"interval: {exc}") from None
     if len(body.smiles) > settings.max_batch:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             f"{len(body.smiles)} SMILES in one request; the limit is "
             f"{settings.max_batch} (MOLPROP_MAX_BATCH): split the request",
         )
     rejected, cost = await run_in_threadpool(_screen_panel_rows, body.smiles, served, settings)
     if cost.work > settings.max_request_tokens:
         raise HTTPException(
-            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            status.HTTP_413_CONTENT_TOO_LARGE,
             panel_over_budget(cost, served, settings.max_request_tokens),
         )
     batch = [s for i, s in enumerate(body.smiles) if i not in rejected]

@@ -17,6 +17,7 @@ from molprop.errors import ConfigError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "service": (
         "fastapi",
+        "starlette",
         "uvicorn",
         "pydantic_settings",
         "httpx",
