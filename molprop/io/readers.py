@@ -241,11 +241,19 @@ def _sdf_chunks(
             )
         if len(records) == chunk_size:
             columns = columns or _sdf_columns(records, smiles_column)
-            yield pd.DataFrame(records, columns=columns).fillna(""), failures
+            yield _text_frame(records, columns), failures
             records, failures = [], {}
     if records:
         columns = columns or _sdf_columns(records, smiles_column)
-        yield pd.DataFrame(records, columns=columns).fillna(""), failures
+        yield _text_frame(records, columns), failures
+
+
+def _text_frame(records: Sequence[dict[str, str]], columns: list[str]) -> pd.DataFrame:
+    """The records' fields, "" where a record has none (a column that no record of the chunk
+    has is all-NaN float: made object first, as ``fillna("")`` would upcast it)."""
+    frame = pd.DataFrame(records, columns=columns)
+    missing = {c: object for c in frame.columns if frame[c].dtype.kind == "f"}
+    return frame.astype(missing).fillna("")
 
 
 def _sdf_columns(records: Sequence[dict[str, str]], smiles_column: str) -> list[str]:
