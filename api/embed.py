@@ -107,7 +107,7 @@ def build_embed_results(
                 index=i,
                 id=ident,
                 smiles=safe_text(smi),
-                status=row_status,  # type: ignore[arg-type]
+                status=row_status,
                 error=safe_text(error) if error else None,
                 embedding=vector,
             )

@@ -181,7 +181,7 @@ def build_explain_results(
                 id=ident,
                 smiles=safe_text(smi),
                 standardized_smiles=safe_text(e.smiles) if e.ok else None,
-                status=e.status,  # type: ignore[arg-type]
+                status=e.status,
                 error=None if e.error is None else safe_text(e.error),
                 value=_finite(e.value),
                 prediction=_finite(e.prediction),

@@ -24,13 +24,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response, StreamingResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -152,7 +152,10 @@ def _predictable(model: ServedModel) -> ServedModel:
     return model
 
 
-def _validate(schema: type, data: Any):
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _validate(schema: type[_Model], data: Any) -> _Model:
     try:
         return schema.model_validate(data)
     except ValidationError as exc:

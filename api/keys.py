@@ -92,7 +92,7 @@ def _entry(name: object, role: object, key: object, where: str) -> ApiKey:
             f"{where}: key {name!r} is empty or has characters other than printable ASCII "
             "without spaces (which an X-API-Key header cannot carry as they are)"
         )
-    return ApiKey(name=name, role=role, digest=key_digest(key))  # type: ignore[arg-type]
+    return ApiKey(name=name, role=role, digest=key_digest(key))
 
 
 def parse_keys(text: str, source: str) -> list[ApiKey]:
@@ -118,7 +118,8 @@ def parse_keys(text: str, source: str) -> list[ApiKey]:
             parts = [part.strip() for part in line.split(":", 2)]
             if len(parts) != 3:
                 raise ValueError(f"{source} entry {n + 1}: expected name:role:key")
-            keys.append(_entry(*parts, f"{source} entry {n + 1}"))
+            name, role, key = parts
+            keys.append(_entry(name, role, key, f"{source} entry {n + 1}"))
     if not keys:
         raise ValueError(
             f"{source} is set but holds no key; no key does not turn authentication off: "

@@ -107,7 +107,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jobs_router)
     app.include_router(web_router(web))
     app.include_router(docs_router(title))
-    app.add_exception_handler(RequestValidationError, validation_error)
+    # FastAPI's decorator, called: it adds the handler as add_exception_handler does, and its
+    # type takes a handler of the one exception class (Starlette's wants any Exception)
+    app.exception_handler(RequestValidationError)(validation_error)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # pragma: no cover

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 import pandas as pd
 from fastapi import HTTPException, status
@@ -68,6 +69,7 @@ def requested_panel(
 ) -> tuple[Panel, list[ServedModel]]:
     """The panel a request names, composed of the served models -> (panel, its models);
     422 naming the models this service does not serve, or why they cannot be a panel."""
+    names: Sequence[str]
     if body.models is not None:
         name, description, names = "", "", list(body.models)
     elif body.model in models:  # a multitask model: a panel of that one model
@@ -148,7 +150,7 @@ def _endpoint(record: Mapping[str, object], endpoint: Endpoint) -> EndpointResul
         percentile=_number(record[f"{target}_percentile"]) if ok else None,
         in_domain=_flag(record[f"{target}_in_domain"]) if ok else None,
         similarity=_number(record[f"{target}_similarity"]) if ok else None,
-        status=row_status,  # type: ignore[arg-type]
+        status=row_status,
         error=None if error is None else safe_text(error),
     )
 
@@ -183,7 +185,7 @@ def panel_results(
     """One result per input row, in input order. ``rejected``: the rows refused before the
     models, with their reason (``invalid_input`` for every endpoint); ``frame``: the panel's
     rows for the others, in order."""
-    rows = iter(frame.to_dict("records"))
+    rows = iter(cast(list[dict[str, Any]], frame.to_dict("records")))  # str column names
     results = []
     for i, smi in enumerate(body.smiles):
         ident = body.ids[i] if body.ids is not None else None
@@ -212,7 +214,7 @@ def panel_results(
                 id=ident,
                 smiles=safe_text(smi),
                 standardized_smiles=_text(record["standardized_smiles"]),
-                status=str(record["status"]),  # type: ignore[arg-type]
+                status=str(record["status"]),
                 error=None if error is None else safe_text(error),
                 endpoints=[_endpoint(record, e) for e in panel.endpoints],
                 physchem=physchem,

@@ -10,6 +10,7 @@ deadline (503 when the queue is full, 504 past the deadline). Every row comes ba
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
@@ -134,6 +135,6 @@ async def physchem(
     rows = await run_or_refuse(
         lanes["large"], lambda: describe_rows(body.smiles, settings), job, request, settings
     )
-    ids = body.ids or [None] * len(body.smiles)
+    ids: Sequence[str | int | None] = body.ids or [None] * len(body.smiles)
     results = [_result(i, s, ids[i], r) for i, (s, r) in enumerate(zip(body.smiles, rows))]
     return PhyschemResponse(units=dict(UNITS), results=results)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Annotated
+from typing import Annotated, Any, cast
 
 import pandas as pd
 from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
@@ -233,7 +233,7 @@ def build_results(
     """One result per input row, in input order. ``rejected`` maps the rows refused before the
     model to their reason (``invalid_input``, as the predictor reports bad input); ``frame``
     holds the other rows, in order (read by :class:`molprop.inference.RowPrediction`)."""
-    rows = iter(frame.to_dict("records"))
+    rows = iter(cast(list[dict[str, Any]], frame.to_dict("records")))  # str column names
     results = []
     for i, smi in enumerate(body.smiles):
         ident = body.ids[i] if body.ids is not None else None
@@ -243,6 +243,7 @@ def build_results(
             row = RowPrediction.failed(InvalidInputError(rejected[i]))
         else:
             record = next(rows)
+            assert model.target is not None  # one-target models only: panels answer the others
             row = RowPrediction.from_frame_row(record, model.target, body.interval)
             similarity = _similarity(record) if row.ok else None
         results.append(

@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from molprop.artifact import Artifact, CardTexts
-from molprop.models.config import PRESETS, TrainConfig
+from molprop.models.config import PRESETS, TaskType, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class AdmetGroup:
 
     name: str
     endpoints: tuple[str, ...]
-    task_type: str
+    task_type: TaskType
     epochs: int
     intended_use: str
 
@@ -63,14 +63,12 @@ def endpoint_table() -> pd.DataFrame:
 
 def _group_endpoints(task: str, prefix: str = "", exclude_prefix: str = "") -> tuple[str, ...]:
     table = endpoint_table()
-    names = [
+    names = [str(n) for n in table.index[table["task"] == task]]  # text: read with dtype=str
+    return tuple(
         n
-        for n, row in table.iterrows()
-        if row["task"] == task
-        and n.startswith(prefix)
-        and not (exclude_prefix and n.startswith(exclude_prefix))
-    ]
-    return tuple(names)
+        for n in names
+        if n.startswith(prefix) and not (exclude_prefix and n.startswith(exclude_prefix))
+    )
 
 
 def groups() -> dict[str, AdmetGroup]:
@@ -139,7 +137,7 @@ def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
 
     if out.exists():
         shutil.rmtree(out)
-    units = [endpoint_table().loc[n, "unit"] for n in group.endpoints]
+    units = [str(endpoint_table().loc[n, "unit"]) for n in group.endpoints]  # all set
     if group.task_type == "classification":
         units = ["probability"] * len(group.endpoints)
     request = TrainRequest(
@@ -211,7 +209,7 @@ def write_card(group: AdmetGroup, out: Path) -> Path:
     """``card.md`` from ``metrics.json``: data, endpoints with units and sources, split, test
     metrics per endpoint, calibration, domain, percentiles."""
     table = endpoint_table()
-    sources = "; ".join(f"{n}: {table.loc[n, 'description']}" for n in group.endpoints)
+    sources = "; ".join(f"{n}: {table.loc[n, 'description']!s}" for n in group.endpoints)
     return Artifact(out).write_card(
         CardTexts(
             title=f"{len(group.endpoints)} ADMET endpoints fine-tuned from the foundation model",

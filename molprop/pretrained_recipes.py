@@ -47,7 +47,7 @@ from typing import Any
 import pandas as pd
 
 from molprop.artifact import Artifact, CardTexts
-from molprop.models.config import PRESETS, TrainConfig
+from molprop.models.config import PRESETS, TaskType, TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class Recipe:
     smiles_column: str
     target: str
     unit: str
-    task_type: str
+    task_type: TaskType
     epochs: int
     description: str
     source: str
@@ -448,7 +448,7 @@ def train(recipe: Recipe, out: Path) -> None:
             shutil.copytree(out, replaced)
         if out.exists():
             shutil.rmtree(out)
-        structures = {}
+        structures: dict[str, Any] = {}
         if recipe.structures:
             structures = {
                 "data": structure_file(recipe, Path(tmp)),

@@ -31,6 +31,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from safetensors import SafetensorError, safe_open
@@ -212,7 +213,7 @@ class ApplicabilityDomain:
         return similarity, ok
 
     def _fingerprints(
-        self, smiles: Sequence[str], graphs: Sequence[object] | None
+        self, smiles: Sequence[str], graphs: Sequence[Any] | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """:func:`fingerprints_and_sizes` of ``smiles``, taken from ``graphs`` where a graph
         has them (and this domain uses the featuriser's fingerprint), parsed otherwise."""
@@ -230,6 +231,7 @@ class ApplicabilityDomain:
         out = np.zeros((len(smiles), self.n_bits // 8), dtype=np.uint8)
         sizes = np.full(len(smiles), -1, dtype=np.int64)
         out[rest], sizes[rest] = fps, heavy
+        assert graphs is not None  # some graph carried its fingerprint
         for i, c in enumerate(carried):
             if c:
                 out[i], sizes[i] = graphs[i].fingerprint, graphs[i].heavy_atoms

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from molprop.artifact.paths import REFERENCE_NAME, artifact_file
 from molprop.errors import ArtifactError
@@ -60,7 +61,7 @@ class Reference:
             n = max(n, len(values))
         return cls(name, n, sha256, quantiles)
 
-    def percentile(self, target: str, values: np.ndarray) -> np.ndarray:
+    def percentile(self, target: str, values: ArrayLike) -> np.ndarray:
         """Percentile (0–100) of each value among the reference predictions of ``target``."""
         q = np.asarray(self.quantiles[target])
         values = np.asarray(values, dtype=float)

@@ -11,10 +11,10 @@ import bz2
 import gzip
 import logging
 import lzma
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 import numpy as np
 
@@ -24,7 +24,11 @@ log = logging.getLogger(__name__)
 
 #: File endings read as structure files (optionally followed by ``.gz``).
 STRUCTURE_SUFFIXES = (".xyz", ".extxyz", ".sdf", ".mol", ".traj", ".cif", ".json", ".db")
-_DECOMPRESSORS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_DECOMPRESSORS: dict[str, Callable[..., Any]] = {
+    ".gz": gzip.open,
+    ".bz2": bz2.open,
+    ".xz": lzma.open,
+}
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class Structure3D:
         return str(Formula("".join(chemical_symbols[z] for z in self.numbers)).format("hill"))
 
 
-def is_structure_path(path: object) -> bool:
+def is_structure_path(path: object) -> TypeGuard[str | Path]:
     """True for a path whose ending names a structure format (``.extxyz.gz``, ``.sdf``, ...)."""
     if not isinstance(path, str | Path):
         return False
@@ -183,7 +187,7 @@ def open_binary(path: str | Path) -> BinaryIO:
     """``path`` for reading bytes, decompressed when its name ends in ``.gz``, ``.bz2`` or
     ``.xz``."""
     opener = _DECOMPRESSORS.get(Path(path).suffix.lower(), open)
-    return opener(path, "rb")  # type: ignore[return-value]
+    return opener(path, "rb")
 
 
 def sdf_record_texts(handle: BinaryIO) -> Iterator[bytes]:
@@ -253,6 +257,7 @@ def _read_sdf(path: Path) -> list[Structure3D | InvalidInputError]:
             out.append(record.error)
             continue
         mol = record.mol
+        assert mol is not None  # a record without an error has its molecule
         info = mol.GetPropsAsDict()
         try:
             info.setdefault("smiles", Chem.MolToSmiles(Chem.RemoveHs(mol)))
@@ -276,8 +281,11 @@ def read_ase_frames(path: Path, name: str) -> list[Any]:
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt") as handle:
             text = io.StringIO(handle.read())
-        return ase.io.read(text, index=":", format="extxyz")
-    return ase.io.read(str(path), index=":")
+        frames = ase.io.read(text, index=":", format="extxyz")
+    else:
+        frames = ase.io.read(str(path), index=":")
+    assert isinstance(frames, list)  # index=":" reads every frame, as a list
+    return frames
 
 
 def read_structures(path: str | Path) -> list[Structure3D | InvalidInputError]:

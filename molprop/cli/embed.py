@@ -76,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
         out.to_parquet(args.output, index=False)
     else:
         write_csv(out, args.output)
-    counts = dict(counts)
     log.info("wrote %d embeddings (%d wide) to %s", len(out), predictor.embedding_dim, args.output)
-    print(f"{len(out)} rows written to {args.output}: {counts}")
+    print(f"{len(out)} rows written to {args.output}: {dict(counts)}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from molprop.errors import ConfigError
 from molprop.featurize import FeaturizerConfig
@@ -252,9 +252,9 @@ def preset_arg(text: str) -> str:
     return text
 
 
-def _pick(args: argparse.Namespace, section: str, key: str, default: object) -> object:
+def _pick(args: argparse.Namespace, section: str, key: str, default: object) -> Any:
     """The explicit flag ``args.<key>``, else the ``--preset`` value, else ``default`` (the
-    dataclass's)."""
+    dataclass's): a value of the field's type, read from the command line or the preset's JSON."""
     value = getattr(args, key, None)
     if value is not None:
         return value
@@ -275,7 +275,7 @@ def token_scheme(args: argparse.Namespace) -> str:
 
 
 def token_kind(args: argparse.Namespace) -> str:
-    return getattr(args, "model", None) or _M["token_kind"].default
+    return getattr(args, "model", None) or cast(str, _M["token_kind"].default)
 
 
 def featurizer_kind(args: argparse.Namespace) -> str:

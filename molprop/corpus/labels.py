@@ -140,8 +140,8 @@ def compute_labels(
                 cached = np.load(path, mmap_mode="r")
                 if cached.shape == (hi - lo, len(names)):
                     with open(fail_path, newline="") as fh:
-                        rows = list(csv.reader(fh))[1:]
-                    failed += [(int(r[0]), r[1], r[2]) for r in rows]
+                        records = list(csv.reader(fh))[1:]
+                    failed += [(int(r[0]), r[1], r[2]) for r in records]
                     bar.update(hi - lo)
                     continue
             part = smiles[lo:hi]

@@ -51,6 +51,13 @@ class GraphBatch:
         }
         return GraphBatch(**moved)
 
+    def labels(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(y, y_mask)`` of a labelled batch (training, validation); ``ValueError`` for a
+        batch made without targets."""
+        if self.y is None or self.y_mask is None:
+            raise ValueError("this batch has no targets (collate_graphs without targets)")
+        return self.y, self.y_mask
+
     def with_extra(self, extra: torch.Tensor | None) -> GraphBatch:
         return replace(self, extra=extra)
 

@@ -183,6 +183,7 @@ class ChunkData(L.LightningDataModule):
 
     def setup(self, stage: str) -> None:
         trainer = self.trainer
+        assert trainer is not None  # the Trainer attaches itself before it calls setup
         if trainer.global_rank == 0:
             if not self.resume:
                 for _, _, path in list_parts(self.directory):
@@ -258,7 +259,7 @@ def merge_parts(output: Path, directory: Path, done: int, header: str | None) ->
     """Append the part files covering rows ``done, done + 1, ...`` to ``output`` in order and
     delete them; -> status counts of the appended rows. A gap (a part missing in the middle) is
     an error."""
-    pos, status = done, Counter()
+    pos, status = done, Counter[str]()
     parts = list_parts(directory)
     for start, n, path in parts:
         if start + n <= pos:  # already in the output (an interrupted merge)

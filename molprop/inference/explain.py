@@ -528,7 +528,7 @@ def explain(
         return mol, graph, text
 
     with smiles_length_limit(length):
-        items = featurize_rows(rows, parse)  # type: ignore[arg-type]
+        items = featurize_rows(rows, parse)
     if should_stop is not None and should_stop():
         raise PredictionCancelled("explanation stopped after featurising")
     members = [explainable_copy(m) for m in predictor.members]

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -123,7 +124,7 @@ def predict_file(
             input_path, batch_size=options.batch_size, interval=options.interval
         )
         write_csv(out, staged, compression=options.compression)
-        return out["status"].value_counts().to_dict(), len(out)
+        return cast(dict[str, int], out["status"].value_counts().to_dict()), len(out)
     summary = predict_stream(
         predictor,
         input_path,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -74,7 +75,8 @@ def calibrate_probabilities(
         ok = np.isfinite(raw)
         calibrated = np.full(len(raw), np.nan)
         calibrated[ok] = platt.apply(raw[ok])
-        frame.insert(frame.columns.get_loc("status"), f"{name}_uncalibrated", raw)
+        at = cast(int, frame.columns.get_loc("status"))  # a unique column: its position
+        frame.insert(at, f"{name}_uncalibrated", raw)
         frame[name] = calibrated
 
 

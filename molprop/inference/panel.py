@@ -360,7 +360,7 @@ class Panel:
         statuses = np.column_stack([o["status"].to_numpy(dtype=object) for o in outputs])
         errors = np.column_stack([o["error"].to_numpy(dtype=object) for o in outputs])
         status, error = row_status(statuses, errors, models)
-        standardized = [None] * n
+        standardized: list[str | None] = [None] * n
         for o in reversed(outputs):  # the first model's, where it has one
             for i, value in enumerate(o["standardized_smiles"].tolist()):
                 if isinstance(value, str) and value:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 import pandas as pd
 from rdkit import Chem
@@ -96,7 +97,7 @@ def describe(mol: Chem.Mol) -> dict[str, object]:
     centres = Chem.FindMolChiralCenters(
         mol, includeUnassigned=True, includeCIP=False, useLegacyImplementation=False
     )
-    row: dict[str, object] = {
+    row: dict[str, Any] = {
         "molecular_weight": round(Descriptors.MolWt(mol), 3),
         "clogp": round(Crippen.MolLogP(mol), 3),
         "tpsa": round(rdMolDescriptors.CalcTPSA(mol), 2),

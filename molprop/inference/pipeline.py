@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -189,13 +189,13 @@ def run_model(
     stds = np.full((n, len(names)), np.nan)
     status, error, ok = split_failures(items)
     if ok:
-        graphs = [items[i] for i in ok]
+        graphs = [item for item in items if not isinstance(item, Exception)]  # rows ``ok``
         try:
             preds = predict_targets(
                 model.members,
-                graphs,  # type: ignore[arg-type]
+                graphs,
                 model.config.task,
-                augment(model, graphs, None if measured is None else measured[ok]),  # type: ignore[arg-type]
+                augment(model, graphs, None if measured is None else measured[ok]),
                 batch_size=batch_size,
                 device=device,
                 should_stop=should_stop,
@@ -269,7 +269,7 @@ def calibrate(model: LoadedModel, frame: pd.DataFrame) -> None:
     for name in names:
         if name not in model.reference.quantiles:
             continue
-        at = frame.columns.get_loc(name) + 1 + int(f"{name}_unit" in frame.columns)
+        at = cast(int, frame.columns.get_loc(name)) + 1 + int(f"{name}_unit" in frame.columns)
         frame.insert(
             at, f"{name}_percentile", np.round(model.reference.percentile(name, frame[name]), 1)
         )

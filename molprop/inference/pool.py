@@ -19,7 +19,7 @@ from molprop.inference.workers import WorkerPool
 from molprop.io.readers import Item
 from molprop.io.table import featurize_rows
 
-_WORKER_FEATURIZER = None
+_WORKER_FEATURIZER: ScreenedFeaturizer | None = None
 
 
 def _init_worker(config: dict, elements: frozenset[str] | None) -> None:
@@ -29,6 +29,7 @@ def _init_worker(config: dict, elements: frozenset[str] | None) -> None:
 
 
 def _featurize_in_worker(smiles: list[str]) -> list[Item]:
+    assert _WORKER_FEATURIZER is not None  # set by the pool's initializer
     return featurize_rows(smiles, screened_row(_WORKER_FEATURIZER))
 
 

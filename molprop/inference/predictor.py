@@ -289,7 +289,7 @@ class Predictor:
             try:
                 emb = forward_members(
                     self.members[:1],
-                    [items[i] for i in ok],
+                    [item for item in items if not isinstance(item, Exception)],  # rows ``ok``
                     batch_size=batch_size,
                     device=device,
                     embed=True,

@@ -144,10 +144,12 @@ class ScreenedFeaturizer:
     featurizer: Any
     elements: frozenset[str] | None = None
 
-    def from_smiles(self, smiles: str) -> MolGraph:
+    def from_smiles(self, smiles: object) -> MolGraph:
         """SMILES -> graph of the standardised molecule (raises ``InvalidInputError``, or its
-        subclass ``UnsupportedMoleculeError``, with the reason)."""
+        subclass ``UnsupportedMoleculeError``, with the reason; a table cell that is not a
+        string is refused the same way)."""
         mol = parse_smiles(smiles)
+        assert isinstance(smiles, str)  # parse_smiles refuses anything else
         result = standardize(mol, self.elements)
         if result.changed:
             text = result.smiles
@@ -164,12 +166,12 @@ def screened_row(
     screened: ScreenedFeaturizer,
     limits: WorkLimits = NO_LIMITS,
     should_stop: Callable[[], bool] | None = None,
-) -> Callable[[str], MolGraph]:
-    """Stages 1-2 for one SMILES row: ``should_stop`` (asked first; true:
+) -> Callable[[object], MolGraph]:
+    """Stages 1-2 for one SMILES row (a table cell): ``should_stop`` (asked first; true:
     :class:`~molprop.errors.PredictionCancelled`), the work limits, then ``screened`` (parse,
     chemistry checks, featurise). Call inside ``limits.length_limit()``."""
 
-    def featurize_one(smiles: str) -> MolGraph:
+    def featurize_one(smiles: object) -> MolGraph:
         if should_stop is not None and should_stop():
             raise PredictionCancelled("prediction stopped while featurising")
         if limits.active:

@@ -142,7 +142,7 @@ def predict_stream(
     :meth:`~molprop.inference.Predictor.predict`). ``low_columns``: input columns with the
     measured low-fidelity labels a transfer model trained on them needs (it refuses without).
     """
-    interval = predictor.interval_level(interval)  # checked before any output is written
+    level = predictor.interval_level(interval)  # checked before any output is written
     predictor.refuse_without_low(bool(low_columns))  # before any output is written
     output_path = Path(output_path)
     done, header = prepare_output(output_path, resume)
@@ -175,7 +175,7 @@ def predict_stream(
             batch_size=batch_size,
             num_workers=num_workers,
             prefetch=prefetch,
-            interval=interval,
+            interval=level,
             low_columns=low_columns,
         )
     finally:

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -114,17 +114,23 @@ def parse_target(value: object, column: str) -> float:
     return out
 
 
+_Row = TypeVar("_Row")
+_Item = TypeVar("_Item")
+
+
 def featurize_rows(
-    smiles: Sequence[object],
-    featurize: Callable[[str], MolGraph],
+    smiles: Sequence[_Row],
+    featurize: Callable[[_Row], _Item],
     *,
     progress: bool = False,
-) -> list[MolGraph | InvalidInputError | Exception]:
-    """Featurise each SMILES; failures are returned in place (never raised, never dropped)."""
-    out: list[MolGraph | InvalidInputError | Exception] = []
+) -> list[_Item | Exception]:
+    """Featurise each SMILES; failures are returned in place (never raised, never dropped):
+    the :class:`~molprop.errors.InvalidInputError` raised, or a ``RuntimeError`` naming an
+    unexpected exception."""
+    out: list[_Item | Exception] = []
     for smi in tqdm(smiles, desc="featurising", disable=not progress, leave=False):
         try:
-            out.append(featurize(smi))  # type: ignore[arg-type]
+            out.append(featurize(smi))
         except InvalidInputError as exc:
             out.append(exc)
         except Exception as exc:  # unexpected: reported as an error row, not a crash
@@ -195,7 +201,7 @@ def load_molecule_table(
     idx = np.asarray(keep, dtype=np.int64)
     return MoleculeTable(
         smiles=[smiles[i] for i in idx],
-        graphs=[graphs[i] for i in idx],  # type: ignore[misc]
+        graphs=[graphs[i] for i in idx],
         targets=targets[idx],
         rows=idx,
         target_names=list(target_columns),

@@ -67,7 +67,8 @@ def run_predict_job(
     options) -> rows written.
     Raises :class:`~molprop.jobstore.store.JobLost` when the job is cancelled or re-claimed
     (checked between batches, see :class:`CancelCheck`, and as each chunk is committed)."""
-    assert job.claim is not None
+    claim = job.claim
+    assert claim is not None
     interval = predictor.interval_level(options.interval)
     index_of: dict[int, int] = {}
     done = job.rows_done
@@ -83,7 +84,7 @@ def run_predict_job(
         store.commit_chunk(
             engine,
             job.id,
-            job.claim,
+            claim,
             index_of.pop(chunk.start),
             len(out),
             csv_header(out),
@@ -103,7 +104,7 @@ def run_predict_job(
             batch_size=batch_size,
             num_workers=num_workers,
             interval=interval,
-            should_stop=CancelCheck(engine, job.id, job.claim),
+            should_stop=CancelCheck(engine, job.id, claim),
         )
     except PredictionCancelled as exc:
         raise JobLost(f"job {job.id} is no longer held by this worker ({exc})") from exc

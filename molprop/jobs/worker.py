@@ -67,9 +67,11 @@ class _Heartbeat(threading.Thread):
         self.halt = threading.Event()
 
     def run(self) -> None:
+        claim = self.job.claim
+        assert claim is not None  # the worker runs claimed jobs only
         while not self.halt.wait(self.lease_s / 3):
             try:
-                if not store.heartbeat(self.engine, self.job.id, self.job.claim, self.lease_s):
+                if not store.heartbeat(self.engine, self.job.id, claim, self.lease_s):
                     log.info("job %s is no longer ours (cancelled or re-claimed)", self.job.id)
                     return
             except Exception:  # a database hiccup: the next beat retries
@@ -107,6 +109,8 @@ class Worker:
     def run_job(self, job: JobRecord) -> None:
         """Run one claimed job to its end: done, failed (with the reason), lost (cancelled or
         re-claimed: nothing more is written) or released (the worker is stopping)."""
+        claim = job.claim
+        assert claim is not None  # claim_job's token
         beat = _Heartbeat(self.engine, job, self.config.lease_s)
         beat.start()
         log.info("job %s (%s, %s): claimed, attempt %d", job.id, job.kind, job.model, job.attempts)
@@ -127,20 +131,20 @@ class Worker:
                     batch_size=self.config.batch_size,
                     num_workers=self.config.num_workers,
                 )
-                if not store.finish_job(self.engine, job.id, job.claim):
+                if not store.finish_job(self.engine, job.id, claim):
                     raise JobLost(f"job {job.id} was not finished by this worker")
             log.info("job %s: done", job.id)
         except JobLost as exc:
             log.info("job %s: stopped (%s)", job.id, exc)
         except (WorkerStopping, TrainingInterrupted) as exc:
-            store.release_job(self.engine, job.id, job.claim)
+            store.release_job(self.engine, job.id, claim)
             log.info("job %s: put back in the queue", job.id)
             if isinstance(exc, TrainingInterrupted):  # Lightning saw the SIGTERM first
                 raise WorkerStopping("SIGTERM") from exc
             raise
         except Exception as exc:  # the job failed, the worker goes on
             log.exception("job %s failed", job.id)
-            store.fail_job(self.engine, job.id, job.claim, f"{type(exc).__name__}: {exc}")
+            store.fail_job(self.engine, job.id, claim, f"{type(exc).__name__}: {exc}")
         finally:
             beat.halt.set()
             beat.join()

@@ -20,7 +20,6 @@ from typing import (
     Literal,
     TypeVar,
     Union,
-    cast,
     get_args,
     get_origin,
     get_type_hints,
@@ -176,7 +175,7 @@ def options_from_json(kind: str, text: str) -> JobOptions:
     (:meth:`_Options.from_json`); :class:`ConfigError` for an unknown kind."""
     if kind not in OPTIONS:
         raise ConfigError(f"unknown job kind {kind!r}; kinds: {list(KINDS)}")
-    return OPTIONS[cast(JobKind, kind)].from_json(text)
+    return OPTIONS[kind].from_json(text)
 
 
 __all__ = [

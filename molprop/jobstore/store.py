@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, overload
 
 from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
 
@@ -59,6 +59,10 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+@overload
+def _aware(value: datetime) -> datetime: ...
+@overload
+def _aware(value: None) -> None: ...
 def _aware(value: datetime | None) -> datetime | None:
     """SQLite returns naive datetimes; every time stored here is UTC."""
     if value is None or value.tzinfo is not None:

@@ -127,7 +127,7 @@ def check_sizes(config: ModelConfig) -> None:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ConfigError(f"model {name} must be an integer, got {value!r}")
-        if not low <= value <= high:
+        if not low <= int(value) <= high:
             raise ConfigError(f"model {name} must be between {low} and {high}, got {value}")
     cutoff = config.rbf_cutoff
     if isinstance(cutoff, bool) or not isinstance(cutoff, numbers.Real) or not 0 < cutoff < 1e3:

@@ -69,7 +69,7 @@ class AttentionReadout(nn.Module):
         for sab in self.sabs:
             seeds = sab(seeds, seeds, seed_mask)
         pooled = self.norm(seeds.mean(dim=1))  # (B, d)
-        if not self.size_path:
+        if self.size_proj is None:  # no size path
             return pooled
         total = (h * valid[..., None]).sum(dim=1) / SUM_SCALE  # (B, d)
         counts = torch.stack([n_tokens, n_nodes], dim=-1).to(h.dtype)

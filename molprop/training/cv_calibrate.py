@@ -269,7 +269,7 @@ def out_of_fold(
     fold = np.full(n, -1, dtype=int)
     big_sets: list[int] = []
     if cv.always_train is not None:
-        for group in scaffold_groups([data.smiles[i] for i in rows]):
+        for group in scaffold_groups([data.smiles[i] for i in rows.tolist()]):
             if len(group) > cv.always_train * len(rows):
                 fold[rows[group]] = ALWAYS_TRAIN
                 big_sets.append(len(group))
@@ -297,7 +297,7 @@ def out_of_fold(
                 held = np.flatnonzero(fold == k)
                 rest = np.flatnonzero((fold != k) & (fold != -1))  # ALWAYS_TRAIN included
                 inner_train, inner_val = scaffold_holdout(
-                    [data.smiles[i] for i in rest], cv.val_fraction, cv.seed + k
+                    [data.smiles[i] for i in rest.tolist()], cv.val_fraction, cv.seed + k
                 )
                 train_rows, val_rows = rest[inner_train], rest[inner_val]
                 log.info(

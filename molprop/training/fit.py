@@ -118,7 +118,11 @@ def fit_member(
         num_replicas=trainer.world_size,
         rank=trainer.global_rank,
     )
-    val_loader = make_loader(val, cfg.batch_size, shuffle=False) if monitor == "val_loss" else None
+    val_loader = (
+        make_loader(val, cfg.batch_size, shuffle=False)
+        if val is not None and monitor == "val_loss"
+        else None
+    )
     if start_candidate:
         lit.start_loader = val_loader
     start = time.perf_counter()

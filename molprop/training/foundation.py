@@ -222,7 +222,8 @@ def featurize_shards(data_dir: str | Path, workers: int = 1, progress: bool = Tr
                     graphs.append(graph)
                 bar.update(len(rows))
             tmp = path.with_name(path.stem + ".tmp.npz")
-            np.savez(tmp, **pack_graphs(graphs))
+            # allow_pickle named (numpy's default): else its stub reads **arrays as that flag
+            np.savez(tmp, allow_pickle=True, **pack_graphs(graphs))
             os.replace(tmp, path)
     finally:
         if pool is not None:
@@ -330,7 +331,7 @@ class FoundationModule(L.LightningModule):
         self.compute = {"wall_s": 0.0, "cpu_s": 0.0, "molecules_seen": 0}
         self._val_sum = self._val_abs = self._val_n = 0.0
         self._train_sum = self._train_n = 0.0
-        self._tick = None
+        self._tick: tuple[float, float] | None = None
 
     def forward(self, batch: GraphBatch) -> torch.Tensor:
         return self.model(batch)
@@ -339,7 +340,8 @@ class FoundationModule(L.LightningModule):
         return batch.to(device) if isinstance(batch, GraphBatch) else batch
 
     def training_step(self, batch: GraphBatch, batch_idx: int) -> torch.Tensor:
-        loss = masked_loss(self.model(batch).float(), batch.y, batch.y_mask, "regression", "mse")
+        y, y_mask = batch.labels()
+        loss = masked_loss(self.model(batch).float(), y, y_mask, "regression", "mse")
         self._train_sum += float(loss.detach()) * batch.num_graphs
         self._train_n += batch.num_graphs
         self.compute["molecules_seen"] += batch.num_graphs * self.trainer.world_size
@@ -362,8 +364,9 @@ class FoundationModule(L.LightningModule):
 
     def validation_step(self, batch: GraphBatch, batch_idx: int) -> None:  # noqa: D102
         pred = self.model(batch).float()
-        mask = batch.y_mask.to(pred.dtype)
-        err = (pred - batch.y) * mask
+        y, y_mask = batch.labels()
+        mask = y_mask.to(pred.dtype)
+        err = (pred - y) * mask
         self._val_sum += float((err**2).sum())
         self._val_abs += float(err.abs().sum())
         self._val_n += float(mask.sum())

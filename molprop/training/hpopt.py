@@ -28,6 +28,7 @@ from molprop.errors import ConfigError
 from molprop.models.config import (
     SCHEDULES,
     ModelConfig,
+    TaskType,
     TrainConfig,
     check_preset,
     default_pair_rbf,
@@ -124,7 +125,7 @@ class SearchRequest:
     table: TableSpec
     split: SplitSpec
     out: Path
-    task_type: str = "regression"
+    task_type: TaskType = "regression"
     space: SearchSpace = field(default_factory=SearchSpace)
     epochs: int = 30
     patience: int = 10
@@ -148,7 +149,7 @@ class SearchData:
     train_rows: list[int]
     val_rows: list[int]
     n_test_held_out: int
-    base_model: dict[str, int]  # dimensions (+ pair_rbf) of every trial's ModelConfig
+    base_model: dict[str, Any]  # dimensions (+ pair_rbf) of every trial's ModelConfig
 
 
 def search_data(request: SearchRequest) -> SearchData:

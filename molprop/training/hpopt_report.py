@@ -16,7 +16,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import optuna
 import pandas as pd
@@ -135,7 +135,9 @@ def write_reports(study: optuna.Study, out: Path) -> dict[str, Path]:
     order = frame.assign(_rank=frame["state"].map(_rank)) if len(frame) else frame
     if len(frame):
         order = order.sort_values(["_rank", "val_loss"]).drop(columns="_rank")
-    counts = frame["state"].value_counts().to_dict() if len(frame) else {}
+    counts: dict[str, int] = {}
+    if len(frame):  # the trial states' names
+        counts = cast(dict[str, int], frame["state"].value_counts().to_dict())
     summary = ", ".join(f"{n} {state.lower()}" for state, n in sorted(counts.items()))
     text = f"# Study `{study.study_name}`: {len(frame)} trials ({summary})\n\n" + (
         markdown(order) if len(frame) else "(no trials)\n"

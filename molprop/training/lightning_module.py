@@ -163,7 +163,8 @@ class LitMolProp(L.LightningModule):
 
     def _loss(self, batch: GraphBatch) -> torch.Tensor:
         pred = self.model(batch).float()
-        return masked_loss(pred, batch.y, batch.y_mask, self.task_type, self.loss)
+        y, y_mask = batch.labels()
+        return masked_loss(pred, y, y_mask, self.task_type, self.loss)
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):  # noqa: D102
         return batch.to(device) if isinstance(batch, GraphBatch) else batch
@@ -276,15 +277,17 @@ class LitMolProp(L.LightningModule):
             self.best_state = self._scored_state()
 
     def on_train_epoch_end(self) -> None:
-        score = self.trainer.callback_metrics.get(self.monitor)
-        if score is None:
+        metric = self.trainer.callback_metrics.get(self.monitor)
+        if metric is None:
             return
-        score = float(score)
+        score = float(metric)
         if score < self.best_score:
             self.best_score = score
             self.best_epoch = self.current_epoch
             self.best_state = self._scored_state()
-        self.log("lr", self.optimizers().param_groups[0]["lr"], on_epoch=True, sync_dist=True)
+        optimizer = self.optimizers()
+        assert not isinstance(optimizer, list)  # configure_optimizers gives one
+        self.log("lr", optimizer.param_groups[0]["lr"], on_epoch=True, sync_dist=True)
 
     def restore_best(self) -> None:
         if self.best_state is not None:
@@ -302,7 +305,7 @@ class LitMolProp(L.LightningModule):
                 opt, lambda step: warmup_decay_factor(step, warmup, total, floor)
             )
             return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
-        sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
             opt, mode="min", factor=0.5, patience=self.lr_patience, min_lr=1e-6
         )
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": self.monitor}}
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": plateau, "monitor": self.monitor}}

@@ -29,11 +29,12 @@ from typing import Any
 import lightning as L
 import numpy as np
 import torch
-from lightning.pytorch.callbacks import Checkpoint, EarlyStopping
+from lightning.pytorch.callbacks import Checkpoint
 from safetensors.torch import load_file, save_file
 
 from molprop.errors import ConfigError
 from molprop.models.config import ModelConfig, TrainConfig
+from molprop.training.lightning_module import LitMolProp
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +94,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _stoppers(trainer: L.Trainer) -> list[EarlyStopping]:
-    return [cb for cb in trainer.callbacks if isinstance(cb, EarlyStopping)]
-
-
 class EpochStateCheckpoint(Checkpoint):
     """Writes the resume state each epoch (rank 0 only) and restores it at train start.
 
@@ -115,12 +112,16 @@ class EpochStateCheckpoint(Checkpoint):
         # Lightning calls set_epoch on samplers but not on batch samplers: the shuffle of
         # epoch e must be drawn with seed + e also when the run started at e (resume)
         batch_sampler = getattr(trainer.train_dataloader, "batch_sampler", None)
-        if callable(getattr(batch_sampler, "set_epoch", None)):
-            batch_sampler.set_epoch(trainer.current_epoch)
+        set_epoch = getattr(batch_sampler, "set_epoch", None)
+        if callable(set_epoch):
+            set_epoch(trainer.current_epoch)
         if trainer.current_epoch > self.start_epoch and trainer.is_global_zero:
+            assert isinstance(pl_module, LitMolProp)  # fit_member's module
             self.save(trainer, pl_module)
 
-    def save(self, trainer: L.Trainer, lit: L.LightningModule) -> None:
+    def save(self, trainer: L.Trainer, lit: LitMolProp) -> None:
+        model_config = lit.model.config
+        assert model_config is not None  # fit_member's model is built from its config
         self.directory.mkdir(parents=True, exist_ok=True)
         tensors = {f"model.{k}": v for k, v in lit.model.state_dict().items()}
         opt_tensors, opt_meta = _split_optimizer(trainer.optimizers[0].state_dict())
@@ -129,7 +130,8 @@ class EpochStateCheckpoint(Checkpoint):
             tensors.update({f"best.{k}": v for k, v in lit.best_state.items()})
         tensors.update({f"ema.{k}": v for k, v in lit.ema.items()})
         tensors["rng.torch"] = torch.get_rng_state()
-        np_state = np.random.get_state()
+        np_state = np.random.get_state(legacy=True)  # numpy's default, named for its stub
+        assert isinstance(np_state, tuple)  # the global generator is an MT19937
         tensors["rng.numpy"] = torch.from_numpy(np.asarray(np_state[1], dtype=np.int64))
         py_state = random.getstate()
         meta = {
@@ -137,14 +139,14 @@ class EpochStateCheckpoint(Checkpoint):
             "global_step": trainer.global_step,
             "optimizer": opt_meta,
             "scheduler": _plain(trainer.lr_scheduler_configs[0].scheduler.state_dict()),
-            "early_stopping": [_plain(cb.state_dict()) for cb in _stoppers(trainer)],
+            "early_stopping": [_plain(cb.state_dict()) for cb in trainer.early_stopping_callbacks],
             "best_score": lit.best_score,
             "best_epoch": lit.best_epoch,
             "ema_norm": lit.ema_norm,
             "rng_numpy": [np_state[0], int(np_state[2]), int(np_state[3]), float(np_state[4])],
             "rng_python": [py_state[0], list(py_state[1]), py_state[2]],
             "train_config": self.train_config,
-            "model_config": lit.model.config.to_dict(),
+            "model_config": model_config.to_dict(),
         }
         _atomic_tensors(self.directory / STATE_TENSORS, tensors)
         _atomic_json(self.directory / STATE_JSON, meta)
@@ -153,9 +155,12 @@ class EpochStateCheckpoint(Checkpoint):
     # -- restoring -------------------------------------------------------------------------
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if self.resume and (self.directory / STATE_JSON).exists():
+            assert isinstance(pl_module, LitMolProp)  # fit_member's module
             self.restore(trainer, pl_module)
 
-    def restore(self, trainer: L.Trainer, lit: L.LightningModule) -> None:
+    def restore(self, trainer: L.Trainer, lit: LitMolProp) -> None:
+        model_config = lit.model.config
+        assert model_config is not None  # fit_member's model is built from its config
         meta = json.loads((self.directory / STATE_JSON).read_text())
         # saved settings read as this release reads them (legacy keys mapped, defaults filled)
         saved = {
@@ -166,7 +171,7 @@ class EpochStateCheckpoint(Checkpoint):
         }
         for key, now in (
             ("train_config", self.train_config),
-            ("model_config", lit.model.config.to_dict()),
+            ("model_config", model_config.to_dict()),
         ):
             if saved[key] != now:
                 keys = sorted(set(saved[key]) | set(now))
@@ -183,7 +188,7 @@ class EpochStateCheckpoint(Checkpoint):
         lit.model.load_state_dict(model_state, strict=True)
         trainer.optimizers[0].load_state_dict(_join_optimizer(tensors, meta["optimizer"]))
         trainer.lr_scheduler_configs[0].scheduler.load_state_dict(meta["scheduler"])
-        for cb, state in zip(_stoppers(trainer), meta["early_stopping"], strict=True):
+        for cb, state in zip(trainer.early_stopping_callbacks, meta["early_stopping"], strict=True):
             state["best_score"] = torch.tensor(state["best_score"])
             cb.load_state_dict(state)
         best = {k[5:]: v for k, v in tensors.items() if k.startswith("best.")}
@@ -201,7 +206,10 @@ class EpochStateCheckpoint(Checkpoint):
         epochs = int(meta["epochs_done"])
         progress = trainer.fit_loop.epoch_progress
         for counter in (progress.current, progress.total):
-            counter.ready = counter.started = counter.processed = counter.completed = epochs
+            # Lightning declares these trackers as _ReadyCompletedTracker; the epoch progress
+            # holds _ProcessedTracker instances (with started and processed)
+            counter.ready = counter.completed = epochs
+            counter.started = counter.processed = epochs  # type: ignore[attr-defined]
         loop = trainer.fit_loop.epoch_loop
         steps = int(meta["global_step"])
         loop.automatic_optimization.optim_progress.optimizer.step.total.completed = steps

@@ -29,7 +29,7 @@ from molprop.errors import ConfigError, DataError
 from molprop.featurize import FeaturizerConfig, build_featurizer
 from molprop.graph import MolGraph
 from molprop.io.table import MoleculeTable, load_molecule_table
-from molprop.models.config import TaskConfig
+from molprop.models.config import TaskConfig, TaskType
 from molprop.models.predict import per_atom_counts
 
 
@@ -109,7 +109,7 @@ def training_targets(table: MoleculeTable, per_atom: bool) -> np.ndarray:
 def make_task(
     train_targets: np.ndarray,
     target_columns: Sequence[str],
-    task_type: str = "regression",
+    task_type: TaskType = "regression",
     units: Sequence[str] = (),
     per_atom: bool = False,
 ) -> TaskConfig:

@@ -25,7 +25,7 @@ from molprop.data.splits import Split
 from molprop.errors import ConfigError
 from molprop.featurize import FeaturizerConfig
 from molprop.io.table import MoleculeTable
-from molprop.models.config import ModelConfig, TaskConfig, TrainConfig
+from molprop.models.config import ModelConfig, TaskConfig, TaskType, TrainConfig
 from molprop.models.model import MolPropModel
 from molprop.training.calibrate import calibrate_artifact
 from molprop.training.fit import build_model, evaluate_split, fit_ensemble, is_global_zero
@@ -74,7 +74,7 @@ class TrainRequest:
     smiles_column: str
     target_columns: list[str]
     out: str | Path
-    task_type: str = "regression"
+    task_type: TaskType = "regression"
     split_type: str = "scaffold"
     split_sizes: tuple[float, float, float] = (0.8, 0.1, 0.1)
     split_column: str | None = None

@@ -109,7 +109,7 @@ def verdict(
         )
         return result
     model = float(metrics[part]["ensemble"].get(key, float("nan")))
-    lost = []
+    lost: list[str] = []
     for name in BASELINES:
         if name not in baselines[part]:
             continue

@@ -142,7 +142,7 @@ def out_of_fold_predictions(
         held = {keys[i] for i in rows}
         fold_dir = _fold_model(cf, pre, frame, held, k, seed)
         dirs.append(str(fold_dir))
-        out[rows] = PretrainedSource(fold_dir).low_predictions([graphs[i] for i in rows])
+        out[rows] = PretrainedSource(fold_dir).low_predictions([graphs[i] for i in rows.tolist()])
     report = {
         "folds": cf.folds,
         "rows_per_fold": np.bincount(fold, minlength=cf.folds).tolist(),

@@ -240,7 +240,7 @@ def augmentation_inputs(
         log.info("cross-fitted training inputs: %s", report)
     measured = columns if data.low["train"] is not None else None
     aug = fit_augmentation(kind, raw["train"], measured)
-    extra = {k: standardise(aug, v) for k, v in raw.items()}
+    extra: dict[str, np.ndarray | None] = {k: standardise(aug, v) for k, v in raw.items()}
     return AugmentationInputs(extra, aug, used, report, raw["train"])
 
 
@@ -387,6 +387,7 @@ def part_targets(
     if data.train_low is None:
         return targets, None
     x = inputs.raw_train
+    assert x is not None  # delta-measured augments: its training inputs are kept
     targets["train"], fits = measured_residual_targets(targets["train"], data.train_low, x)
     residual = targets["train"] - (x @ np.asarray(fits["x_weight"]).T + fits["x_bias"])
     note = (
@@ -439,6 +440,7 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
     config = strategy.model_config(pre.model, len(request.target_columns), n_extra)
     skip = None
     if config.extra_skip:  # the linear bar: least squares of the scaled target on the inputs
+        assert extra["train"] is not None  # a skip is fitted on the augmentation's inputs
         skip = linear_fit(extra["train"], model_targets(task, data.parts["train"].targets))
 
     targets, residual = part_targets(data, inputs, low_columns(request, pre))

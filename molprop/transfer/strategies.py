@@ -224,7 +224,7 @@ def get_strategy(name: str, mode: Mode | None = None) -> Strategy:
     :class:`ConfigError`."""
     if name not in REGISTRY:
         raise ConfigError(f"unknown strategy {name!r}; choose one of {STRATEGIES}")
-    strategy = REGISTRY[cast(StrategyName, name)]
+    strategy = REGISTRY[name]
     if mode is not None:
         strategy.check_mode(mode)
     return strategy
