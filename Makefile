@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8000
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve test lint docs bench pretrained pretrained-admet foundation-data moleculeace-data clean
+.PHONY: install serve test lint typecheck docs bench pretrained pretrained-admet foundation-data moleculeace-data clean
 
 install: $(STAMP)
 
@@ -27,8 +27,14 @@ docs: install
 	$(PY) -m pip install -q -e ".[docs]"
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
+# ruff over the whole tree (notebooks included): lint, then the format check
 lint: install
-	$(VENV)/bin/ruff check molprop api tests benchmarks
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+# mypy over molprop/ and api/ ([tool.mypy] in pyproject.toml)
+typecheck: install
+	$(VENV)/bin/mypy
 
 bench: install
 	$(PY) -m pip install -q -e ".[bench,pyg]"
