@@ -115,7 +115,9 @@ class MultiHeadAttention(nn.Module):
         lk = xkv.shape[1]
         h = self.heads
         q = self.q(xq).view(b, lq, h, d // h).transpose(1, 2)  # (B, H, Lq, d/H)
-        k, v = self.kv(xkv).view(b, lk, 2, h, d // h).permute(2, 0, 3, 1, 4)  # 2 x (B, H, Lk, d/H)
+        kv = self.kv(xkv).view(b, lk, 2, h, d // h).permute(2, 0, 3, 1, 4)
+        # unbind is what unpacking a tensor calls; called directly, a trace does not warn
+        k, v = kv.unbind(0)  # 2 x (B, H, Lk, d/H)
         p = self.dropout if self.training else 0.0
         if mask.shape[1] == 1 or b * lq * lk <= QUERY_CHUNK_ELEMENTS:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None], dropout_p=p)
