@@ -52,6 +52,7 @@ MODELS = (
     "molprop_esa_small_prev",
     "molprop_esa_decay_matrices",
     "molprop_esa_decay_all",
+    "molprop_esa_foundation",
     "chemprop",
     "gin",
     "pna",
@@ -86,10 +87,17 @@ MOLPROP_FLAGS = {
     # AdamW decay on Linear weight matrices only vs on every parameter (the old way)
     "molprop_esa_decay_matrices": ["--weight-decay-on", "matrices"],
     "molprop_esa_decay_all": ["--weight-decay-on", "all"],
+    # a new task from the shipped foundation backbone (its architecture, the default training)
+    "molprop_esa_foundation": ["--init", "foundation"],
 }
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
 #: variants run only when named in ``--models`` (results/adamw_groups.json, benchmarks/notes.md)
-ABLATIONS = ("molprop_esa_decay_matrices", "molprop_esa_decay_all", "molprop_esa_hpopt_t1")
+ABLATIONS = (
+    "molprop_esa_decay_matrices",
+    "molprop_esa_decay_all",
+    "molprop_esa_hpopt_t1",
+    "molprop_esa_foundation",
+)
 
 
 def molprop_defaults() -> dict:
