@@ -57,7 +57,10 @@ MODELS = (
     "gin",
     "pna",
 )
-#: ``molprop_esa``: ``molprop train`` with no preset (the ``default`` preset in force now);
+#: Every molprop model of the grid is a random start (``--init none``, added by
+#: :func:`run_molprop`) except ``molprop_esa_foundation``, which names its start.
+#: ``molprop_esa``: ``molprop train --init none`` with no preset (the ``default`` preset in
+#: force now; ``molprop train``'s default before the foundation start);
 #: ``molprop_esa_wide``: ``--preset wide``, the former default (hidden 128, 8 heads,
 #: ``MSMSMP S``, 32 seeds, batch 32, lr 1e-4): the grid's runs before the ``molprop hpopt``
 #: search for a new default were made as ``molprop_esa`` with those defaults and are stored
@@ -87,7 +90,8 @@ MOLPROP_FLAGS = {
     # AdamW decay on Linear weight matrices only vs on every parameter (the old way)
     "molprop_esa_decay_matrices": ["--weight-decay-on", "matrices"],
     "molprop_esa_decay_all": ["--weight-decay-on", "all"],
-    # a new task from the shipped foundation backbone (its architecture, the default training)
+    # a new task from the shipped foundation backbone (its architecture, the default training):
+    # what ``molprop train`` with no flags does on these 2D tasks (``--init auto``)
     "molprop_esa_foundation": ["--init", "foundation"],
 }
 HEADLINE = ("molprop_esa", "molprop_esa_small", "chemprop")
@@ -138,6 +142,8 @@ def run_molprop(
         str(out),
         "--no-progress",
     ] + (extra or [])
+    if "--init" not in cmd:
+        cmd += ["--init", "none"]  # a random start unless the model names its start
     proc = run_process(cmd, env=thread_env(threads))
     if proc.returncode != 0:
         raise RuntimeError(f"molprop failed: {proc.stderr[-2000:]}")

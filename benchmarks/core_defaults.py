@@ -51,6 +51,8 @@ def run(dataset: str, seed: int, out_root: Path, flags: Sequence[str] = (), tag:
         "--no-progress",
         "--out",
         str(out),
+        "--init",
+        "none",
         *RECIPE,
         *flags,
     ]

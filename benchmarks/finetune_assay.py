@@ -12,7 +12,7 @@ the fine-tuning). On the evaluation half, test RMSE of:
   (the same property: every weight starts from the shipped values, the head included);
 * ``finetune``: ``molprop finetune --from NAME`` on the same molecules under the assay's own
   column name (``assay_value``), so the head starts fresh (what a user's assay CSV gets);
-* ``scratch``: ``molprop train`` on the fine-tune half alone with the shipped architecture
+* ``scratch``: ``molprop train --init none`` on the fine-tune half alone with the shipped architecture
   (``--preset small``), the bar fine-tuning has to beat;
 * gentler keep-head fine-tunes (:data:`GENTLE`): ``--lr 5e-5`` (a tenth of the default), and
   ``--strategy freeze-encoder`` (only the head trains).
@@ -140,7 +140,7 @@ def run_one(name: str, seed: int, work: Path) -> dict:
     runs = {  # method -> (command, the column it predicts)
         "finetune-keep-head": (["finetune", "--from", name, "--keep-head", *same], target),
         "finetune": (["finetune", "--from", name, *own], ASSAY_COLUMN),
-        "scratch": (["train", "--preset", "small", *same], target),
+        "scratch": (["train", "--init", "none", "--preset", "small", *same], target),
     }
     for method, extra in GENTLE.items():
         runs[method] = (["finetune", "--from", name, "--keep-head", *same, *extra], target)

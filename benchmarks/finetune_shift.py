@@ -25,7 +25,7 @@ series) and an evaluation half (the next compounds). RMSE on the evaluation half
   the model's own target column: same quantity, every weight starts shipped) (**after**);
 * ``finetune``: ``molprop finetune --from NAME`` with the assay under its own column name (fresh
   head);
-* ``scratch``: ``molprop train`` (the CLI default, the shipped architecture) on the fine-tune half.
+* ``scratch``: ``molprop train --init none`` (the CLI default architecture, random start) on the fine-tune half.
 
 Every training is the CLI with its defaults except 3 members (as shipped) and 40 epochs, early
 stopping on a scaffold 15 % of the fine-tune half, 1 thread::
@@ -175,7 +175,7 @@ def run_one(assay: Assay, table: pd.DataFrame, seed: int, work: Path) -> dict:
             ASSAY_COLUMN,
         ),
         "scratch": (
-            ["train", "--data", str(same_csv), "--target-columns", target, *base],
+            ["train", "--init", "none", "--data", str(same_csv), "--target-columns", target, *base],
             target,
         ),
     }

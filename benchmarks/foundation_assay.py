@@ -6,7 +6,7 @@ each learnt by:
 
 * ``foundation``: ``molprop finetune`` without ``--from`` (the shipped foundation model, a fresh
   head for the assay's own column), what a user's assay CSV gets by default;
-* ``scratch``: ``molprop train`` on the same molecules (its defaults, random start);
+* ``scratch``: ``molprop train --init none`` on the same molecules (its defaults, random start);
 * ``shipped``: the shipped single-property model as it is, trained on the rest of that
   property's data (a model the chemist would not have for a new assay: the upper reference).
 
@@ -48,7 +48,7 @@ def run_one(name: str, seed: int, work: Path) -> dict:
         "methods": {"shipped": scores(name, ASSAY_COLUMN, target, evaluation)},
         "seconds": {},
     }
-    runs = {"foundation": ["finetune", *base], "scratch": ["train", *base]}
+    runs = {"foundation": ["finetune", *base], "scratch": ["train", "--init", "none", *base]}
     for method, args in runs.items():
         out = work / method
         if not (out / "config.json").is_file():

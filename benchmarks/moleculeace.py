@@ -16,7 +16,7 @@ Methods (each on the set's whole training part; the test part is only predicted,
 
 * ``foundation``: ``molprop finetune`` without ``--from`` (the shipped foundation model, its
   defaults: full fine-tuning, a fresh head, early stopping on a scaffold validation split);
-* ``scratch``: ``molprop train`` (its defaults, random start);
+* ``scratch``: ``molprop train --init none`` (its defaults, random start);
 * ``chemprop``: ``chemprop train`` (v2, its defaults, random validation split), when a chemprop
   executable is found (``--chemprop`` or ``chemprop`` next to this Python);
 * ``svm``: SVR with a precomputed MinMax (Tanimoto on counts) kernel on 2048-bit ECFP4 counts;
@@ -313,6 +313,8 @@ def molprop_run(method: str, train: pd.DataFrame, test: pd.DataFrame, seed: int,
     cmd = [sys.executable, "-m", "molprop.cli.main", verb, "--data", str(csv_path)]
     cmd += ["--target-columns", "y", "--split-sizes", *SPLIT_SIZES, "--seed", str(seed)]
     cmd += ["--no-progress", "--out", str(out)]
+    if method == "scratch":
+        cmd += ["--init", "none"]  # a random start, not molprop train's foundation default
     proc = run_logged(cmd, work / f"{verb}.log", env)
     info = {"wall_s": round(proc.seconds, 1), "cpu_s": round(proc.cpu_seconds, 1)}
     info.update(epochs_trained(out))
@@ -697,7 +699,7 @@ def report(data: Path) -> str:
         "",
         "- **foundation fine-tune**: `molprop finetune` without `--from` (the shipped "
         "`pretrained/foundation`, its defaults);",
-        "- **molprop scratch**: `molprop train` (its defaults, random start);",
+        "- **molprop scratch**: `molprop train --init none` (its defaults, random start);",
         "- **chemprop v2 scratch**: `chemprop train` 2.3.1 with its defaults;",
         "- **SVM-ECFP**: SVR on a MinMax (Tanimoto on counts) kernel of 2048-bit ECFP4 counts, C "
         "from {0.1, 1, 10, 100, 1000} on a random 20 % of the training part (MoleculeACE's "

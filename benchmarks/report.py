@@ -17,7 +17,7 @@ from benchmarks.accuracy import MOLPROP_FLAGS, molprop_run_config  # noqa: E402
 from benchmarks.common import BENCH, DATASETS, PLOTS, WORK, load_result, machine_facts  # noqa: E402
 
 MODEL_NAMES = {
-    "molprop_esa": "molprop ESA (default)",
+    "molprop_esa": "molprop ESA (default preset, random start)",
     "molprop_esa_wide": "molprop ESA-wide (former default)",
     "molprop_esa_hpopt_t1": "molprop ESA, hpopt trial 1",
     "molprop_esa_small": "molprop ESA-small",

@@ -62,6 +62,8 @@ def make_model() -> Path:
         "--epochs",
         "1",
         "--no-progress",
+        "--init",
+        "none",
         *MODEL_ARGS,
     ]
     res = run_process(cmd, env=thread_env(1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from molprop.cli.options import (
     add_data_args,
@@ -19,6 +20,9 @@ from molprop.cli.options import (
 
 #: ``--init`` value for a random start
 NO_INIT = "none"
+#: ``--init`` default: the foundation model for a 2D molecular task, else a random start
+#: (:func:`auto_init`)
+AUTO_INIT = "auto"
 
 
 def add_parser(sub, name: str) -> None:
@@ -41,15 +45,73 @@ def add_parser(sub, name: str) -> None:
     p.add_argument("--cv-folds", type=int, default=5, help="folds of --calibration cv")
     p.add_argument(
         "--init",
-        default="none",
+        default=AUTO_INIT,
         metavar="ARTIFACT_OR_NAME",
         help="start from a trained model (a name, e.g. foundation, or an artifact directory): "
         "its architecture, featuriser and encoder + readout weights, a fresh head for this "
-        "task; model or featuriser flags that disagree with it are an error. none (default): "
-        "a random start",
+        "task; model or featuriser flags that disagree with it are an error. none: a random "
+        "start. auto (default): the foundation model for a 2D molecular task (the 2D "
+        "featuriser, no --per-atom) whose model and featuriser flags, if any, agree with it; "
+        "otherwise, or without a foundation model, a random start (the choice and its reason "
+        "are printed)",
     )
     p.add_argument("--out", required=True, help="artifact directory to write")
     p.set_defaults(func=run)
+
+
+def init_conflict(args: argparse.Namespace, name: str, source) -> str:
+    """Why the command line's model or featuriser flags disagree with the init artifact
+    ``source`` (opened from ``--init name``); "" when they agree."""
+    model, featurizer = source.config.model, source.config.featurizer
+    for key, (flag, value) in explicit_model_settings(args).items():
+        if getattr(model, key, None) != value:
+            return (
+                f"{flag} ({key}={value!r}) conflicts with --init {name}, whose {key} is "
+                f"{getattr(model, key, None)!r}: the architecture comes from the init model; "
+                f"drop {flag.split()[0]} or use --init none"
+            )
+    flags = explicit_featurizer(args)
+    requested = featurizer_config(args)
+    if flags and (requested.kind, requested.params) != (featurizer.kind, featurizer.params):
+        named = ", ".join(flag for flag, _ in flags.values())
+        return (
+            f"{named} ({requested.kind} {requested.params}) conflicts with --init {name}, whose "
+            f"featuriser is {featurizer.kind} {featurizer.params}: the featuriser comes from "
+            "the init model; drop them or use --init none"
+        )
+    return ""
+
+
+def auto_init(args: argparse.Namespace) -> tuple[str, str]:
+    """What ``--init auto`` starts from: (``FOUNDATION_MODEL`` or :data:`NO_INIT`, the reason
+    in words). The foundation model for a 2D molecular task whose flags agree with it; a random
+    start for a 3D, periodic or per-atom task, for flags that ask for another architecture or
+    featuriser, and when no foundation model is installed."""
+    from molprop.artifact.resolve import FOUNDATION_MODEL, has_foundation_model
+    from molprop.training.warm_start import InitSource
+
+    if featurizer_config(args).kind != "2d":
+        return NO_INIT, f"the {featurizer_config(args).kind} featuriser is not the foundation's"
+    if getattr(args, "per_atom", False):
+        return NO_INIT, "a --per-atom model must not see the molecule's size, the foundation does"
+    if not has_foundation_model():
+        return NO_INIT, f"no model named {FOUNDATION_MODEL!r} is installed"
+    conflict = init_conflict(args, FOUNDATION_MODEL, InitSource.open(FOUNDATION_MODEL))
+    if conflict:
+        return NO_INIT, conflict.split(": the ", 1)[0]
+    return FOUNDATION_MODEL, "a 2D molecular task"
+
+
+def init_name(args: argparse.Namespace) -> str:
+    """The ``--init`` value with ``auto`` decided (:func:`auto_init`, said on stderr)."""
+    name = getattr(args, "init", None) or AUTO_INIT
+    if name.lower() != AUTO_INIT:
+        return name
+    chosen, why = auto_init(args)
+    start = "a random start" if chosen == NO_INIT else f"starting from the {chosen} model"
+    other = "--init NAME to start from a model" if chosen == NO_INIT else "--init none"
+    print(f"molprop train: {start} ({why}; {other})", file=sys.stderr)
+    return chosen
 
 
 def init_settings(args: argparse.Namespace):
@@ -61,29 +123,14 @@ def init_settings(args: argparse.Namespace):
     from molprop.featurize import FeaturizerConfig
     from molprop.training.warm_start import InitSource
 
-    name = getattr(args, "init", None) or NO_INIT
+    name = init_name(args)
     if name.lower() == NO_INIT:
         return None, model_overrides(args), featurizer_config(args)
     source = InitSource.open(name)
-    model, featurizer = source.config.model, source.config.featurizer
-    given = explicit_model_settings(args)
-    for key, (flag, value) in given.items():
-        if getattr(model, key, None) != value:
-            raise ConfigError(
-                f"{flag} ({key}={value!r}) conflicts with --init {name}, whose {key} is "
-                f"{getattr(model, key, None)!r}: the architecture comes from the init model; "
-                f"drop {flag.split()[0]} or use --init none"
-            )
-    flags = explicit_featurizer(args)
-    requested = featurizer_config(args)
-    if flags and (requested.kind, requested.params) != (featurizer.kind, featurizer.params):
-        named = ", ".join(flag for flag, _ in flags.values())
-        raise ConfigError(
-            f"{named} ({requested.kind} {requested.params}) conflicts with --init {name}, whose "
-            f"featuriser is {featurizer.kind} {featurizer.params}: the featuriser comes from "
-            "the init model; drop them or use --init none"
-        )
-    overrides = {key: value for key, (_, value) in given.items()}
+    conflict = init_conflict(args, name, source)
+    if conflict:
+        raise ConfigError(conflict)
+    overrides = {key: value for key, (_, value) in explicit_model_settings(args).items()}
     return source.directory, overrides, FeaturizerConfig()  # run_train takes the init's
 
 

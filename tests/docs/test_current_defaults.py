@@ -82,3 +82,26 @@ def test_the_check_sees_a_changed_default() -> None:
         f"hidden {model['hidden_dim'] * 2}",
         "lr 1e-4",
     ]
+
+
+def test_the_section_names_the_start_and_the_foundation_has_the_default_architecture() -> None:
+    """The page says a 2D task starts from the foundation model (``--init``'s default, read from
+    the parser) with "the same architecture": the shipped foundation's model settings are the
+    default preset's."""
+    from molprop.artifact.resolve import resolve_model
+    from molprop.artifact.store import load_config
+    from molprop.cli.main import build_parser
+
+    args = build_parser().parse_args(
+        ["train", "--data", "x", "--target-columns", "y", "--out", "o"]
+    )
+    text = " ".join(section().split())
+    assert f"`--init {args.init}`" in text and "`--init none`" in text
+    foundation = load_config(resolve_model("foundation")).model
+    model, _ = current()
+    differ = {
+        k: (v, getattr(foundation, k))
+        for k, v in model.items()
+        if k != "n_extra" and getattr(foundation, k) != v
+    }
+    assert differ == {}

@@ -109,7 +109,70 @@ def test_agreeing_flags_and_init_none() -> None:
     assert init == resolve_model("solubility") and model == {"hidden_dim": pre.hidden_dim}
     init, model, featurizer = init_settings(parse("--init", "none", "--hidden-dim", "96"))
     assert init is None and model["hidden_dim"] == 96 and featurizer.kind == "2d"
-    assert init_settings(parse())[0] is None  # the default is a random start
+
+
+def test_auto_starts_a_2d_task_from_the_foundation(capsys) -> None:
+    """No --init (= auto) on a 2D molecular task: the foundation model, said on stderr; the
+    same with flags that agree with it."""
+    foundation = resolve_model("foundation")
+    hidden = load_config(foundation).model.hidden_dim
+    for extra in ((), ("--init", "auto"), ("--hidden-dim", str(hidden), "--featurizer", "2d")):
+        init, _, _ = init_settings(parse(*extra))
+        assert init == foundation, extra
+        assert "starting from the foundation model (a 2D molecular task; --init none)" in (
+            capsys.readouterr().err
+        )
+
+
+@pytest.mark.parametrize(
+    ("flags", "reason"),
+    [
+        (["--featurizer", "3d"], "the 3d featuriser is not the foundation's"),
+        (["--per-atom"], "--per-atom"),
+        (["--hidden-dim", "128"], "--hidden-dim (hidden_dim=128) conflicts with --init foundation"),
+        (["--preset", "wide"], "--preset wide"),
+        (["--cutoff", "4.0"], "--cutoff"),
+    ],
+)
+def test_auto_is_a_random_start_where_the_foundation_does_not_fit(flags, reason, capsys) -> None:
+    init, model, featurizer = init_settings(parse(*flags))
+    assert init is None
+    err = capsys.readouterr().err
+    assert "molprop train: a random start (" in err and reason in err, err
+    if "--hidden-dim" in flags:
+        assert model["hidden_dim"] == 128  # the flags a random start is built with
+    if "--featurizer" in flags:
+        assert featurizer.kind == "3d"
+
+
+def test_auto_without_a_foundation_model_is_a_random_start(tmp_path, monkeypatch, capsys):
+    import molprop.artifact.resolve as resolve
+
+    monkeypatch.setattr(resolve, "shipped_models_dir", lambda: tmp_path)
+    monkeypatch.delenv("MOLPROP_MODEL_DIR", raising=False)
+    assert init_settings(parse())[0] is None
+    assert "no model named 'foundation' is installed" in capsys.readouterr().err
+    with pytest.raises(ArtifactError, match="foundation"):  # named explicitly: an error
+        init_settings(parse("--init", "foundation"))
+
+
+def test_train_without_init_starts_from_the_foundation(lipo60, tmp_path) -> None:
+    """The whole command with no --init: encoder + readout are the foundation's (lr 0), the
+    provenance says so; --init none gives a random start with no provenance."""
+    foundation = resolve_model("foundation")
+    out = tmp_path / "auto"
+    assert train(lipo60, out, "--lr", "0") == 0
+    config = load_config(out)
+    assert config.provenance.finetuned_from == str(foundation)
+    got, src = weights(out, 0), weights(foundation, 0)
+    for key in (k for k in got if k.startswith(LOADED)):
+        torch.testing.assert_close(got[key], src[key], atol=1e-6, rtol=0)
+    scratch = tmp_path / "none"
+    assert train(lipo60, scratch, "--lr", "0", "--init", "none") == 0
+    assert load_config(scratch).provenance.finetuned_from == ""
+    random = weights(scratch, 0)
+    encoder = [k for k in src if k.startswith("encoder.") and src[k].ndim == 2]
+    assert encoder and not any(torch.equal(random[k], src[k]) for k in encoder)
 
 
 def test_init_with_a_missing_model_says_so(tmp_path, monkeypatch) -> None:
