@@ -80,6 +80,7 @@ def test_the_panels_are_listed_with_their_endpoints(client: TestClient) -> None:
         (e.target, e.model) for e in panel.endpoints
     ]
     served = {e["target"]: e["model"] for e in admet["endpoints"]}
+    assert served["hydration_free_energy"] == "hydration_free_energy"  # the panel's served_by
     assert len(served) == len(admet["endpoints"]) == 29
     assert {e["task"] for e in admet["endpoints"]} == {"regression", "classification"}
     assert panels["future"]["missing"] == ["admet_herg"]

@@ -49,7 +49,14 @@ def model_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_shipped_admet_panel_names_shipped_2d_models_in_display_order() -> None:
     panel = read_panel(ADMET)
     assert panel.name == "admet" and panel.description
-    assert panel.models == ("admet_regression", "admet_classification", "admet_tox21")
+    assert panel.models == (
+        "admet_regression",
+        "admet_classification",
+        "admet_tox21",
+        "hydration_free_energy",
+    )
+    # admet_regression's hydration head has no interval: the FreeSolv model answers it
+    assert panel.served_by == {"hydration_free_energy": "hydration_free_energy"}
     shipped = {p.parent.name for p in REPO_PRETRAINED.glob("*/config.json")}
     assert set(panel.models) <= shipped
     assert not {p.stem for p in (REPO_PRETRAINED / "panels").glob("*.json")} & shipped

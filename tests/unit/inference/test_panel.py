@@ -118,6 +118,26 @@ def test_duplicate_target_names_are_refused() -> None:
         Panel("empty", ())
 
 
+def test_served_by_picks_the_model_of_a_shared_target_in_its_first_place(
+    admet: Panel, esol: list[str]
+) -> None:
+    # admet_regression and hydration_free_energy both predict hydration_free_energy; the panel
+    # file's served_by takes it from the FreeSolv model, in admet_regression's column place
+    regression = admet.predictors[admet.model_names.index("admet_regression")]
+    assert admet.target_names[:5] == regression.target_names[:5]
+    assert admet.endpoints[3].model == "hydration_free_energy"
+    assert admet.target_names.count("hydration_free_energy") == 1
+    smiles = esol[:4]
+    out = admet.predict(smiles)
+    alone = Predictor.from_pretrained("hydration_free_energy").predict(smiles)
+    for column in ("", "_std", "_low", "_high", "_percentile"):
+        _same(out["hydration_free_energy" + column], alone["hydration_free_energy" + column])
+    _same(out["hydration_free_energy_similarity"], alone["similarity"])
+    assert (out["hydration_free_energy_low"] < out["hydration_free_energy"]).all()  # calibrated
+    head = regression.predict(smiles)["hydration_free_energy"]
+    assert not np.allclose(out["hydration_free_energy"], head)  # not admet_regression's head
+
+
 @pytest.mark.parametrize(
     "served_by,message",
     [
