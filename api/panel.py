@@ -38,7 +38,7 @@ from api.schemas import (
     PredictRequest,
 )
 from molprop.artifact.calibration import NOT_CALIBRATED
-from molprop.artifact.panel import PanelDefinition
+from molprop.artifact.panel import PanelDefinition, endpoint_owners
 from molprop.errors import ConfigError
 from molprop.inference import Panel
 from molprop.inference.panel import Endpoint
@@ -70,6 +70,7 @@ def requested_panel(
     """The panel a request names, composed of the served models -> (panel, its models);
     422 naming the models this service does not serve, or why they cannot be a panel."""
     names: Sequence[str]
+    served_by: Mapping[str, str] = {}
     if body.models is not None:
         name, description, names = "", "", list(body.models)
     elif body.model in models:  # a multitask model: a panel of that one model
@@ -77,6 +78,7 @@ def requested_panel(
     else:
         definition = panels[str(body.model)]
         name, description, names = definition.name, definition.description, definition.models
+        served_by = definition.served_by
     unknown = [safe_text(m) for m in names if m not in models]
     if unknown:
         what = f"panel {name!r} needs" if name else "unknown"
@@ -85,7 +87,7 @@ def requested_panel(
         )
     served = [models[m] for m in names]
     try:
-        panel = Panel(name, tuple(m.predictor for m in served), description)
+        panel = Panel(name, tuple(m.predictor for m in served), description, served_by=served_by)
     except ConfigError as exc:
         raise _unprocessable(safe_text(str(exc))) from None
     return panel, served
@@ -249,12 +251,12 @@ def panel_response(
     )
 
 
-def _screens_alike(served: Sequence[ServedModel]) -> bool:
+def _screens_alike(served: Sequence[ServedModel], served_by: Mapping[str, str]) -> bool:
     """True when the served models read and refuse molecules alike (one status per row)."""
     if len(served) < 2:
         return True
     try:
-        return Panel("", tuple(m.predictor for m in served)).screens_alike
+        return Panel("", tuple(m.predictor for m in served), served_by=served_by).screens_alike
     except ConfigError:  # models that cannot be a panel (clashing targets): asked for, a 422
         return True
 
@@ -265,15 +267,18 @@ def panel_summaries(
     """Every panel, with the endpoints of its served models and the models it lacks."""
     out = []
     for name, definition in sorted(panels.items()):
-        endpoints = []
-        for model in definition.models:
-            if model not in models:
-                continue
-            served = models[model]
-            for target, unit in zip(served.targets, served.units):
-                endpoints.append(
-                    PanelEndpoint(target=target, model=model, unit=unit, task=served.task)
-                )
+        present = [m for m in definition.models if m in models]
+        served_by = {t: m for t, m in definition.served_by.items() if m in models}
+        owners = endpoint_owners([(m, models[m].targets) for m in present], served_by)
+        endpoints = [
+            PanelEndpoint(
+                target=target,
+                model=model,
+                unit=dict(zip(models[model].targets, models[model].units)).get(target, ""),
+                task=models[model].task,
+            )
+            for target, model in owners
+        ]
         out.append(
             PanelSummary(
                 name=name,
@@ -281,9 +286,7 @@ def panel_summaries(
                 models=list(definition.models),
                 endpoints=endpoints,
                 missing=[m for m in definition.models if m not in models],
-                endpoint_status=not _screens_alike(
-                    [models[m] for m in definition.models if m in models]
-                ),
+                endpoint_status=not _screens_alike([models[m] for m in present], served_by),
             )
         )
     return out

@@ -10,6 +10,12 @@ split of our curated tables (often a different, larger source): context, not a h
 Beside that, the rank-1 entry of the TDC ADMET-group leaderboard for the same TDC dataset
 (``benchmarks/results/tdc_leaderboard.csv``, read by ``benchmarks.tdc_leaderboard``).
 
+An endpoint that the shipped ``admet`` panel answers with another model (its panel file's
+``served_by``: hydration free energy, from ``hydration_free_energy``) is scored as the panel serves
+it: that model on its own scaffold test part, labels from the endpoint's table in ``data/admet``
+(by InChIKey), its interval's coverage from its ``metrics.json``; the ADMET model's own head is
+reported beside it (``replaced``).
+
 Second table: the shipped single-endpoint models against the ADMET model on a common held-out
 set: the ADMET model's test molecules of that endpoint which the single-endpoint model never saw
 (not in its train or validation split), so neither model trained on them.
@@ -24,6 +30,7 @@ writes ``benchmarks/results/admet_panel.json``, ``docs/results/admet.md`` and
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 from pathlib import Path
@@ -37,6 +44,7 @@ from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
 from benchmarks.common import load_result, save_result
 from benchmarks.tdc_leaderboard import SOURCE_PATH, SOURCE_REPO
 from benchmarks.tdc_leaderboard import load as tdc_leaderboard
+from molprop.artifact.panel import read_panel
 from molprop.chem.smiles import inchikey
 from molprop.errors import InvalidInputError
 from molprop.inference import Predictor
@@ -46,6 +54,9 @@ log = logging.getLogger("admet_panel")
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "results"
+ADMET_DATA = REPO / "data" / "admet"
+#: the shipped panel whose endpoints this page scores
+PANEL = "admet"
 
 #: shipped single-endpoint model -> (its target, the ADMET endpoint measuring the same thing)
 SINGLE = {
@@ -104,8 +115,6 @@ def coverage(directory: Path, endpoint: str) -> dict[str, Any] | None:
     """The 90 % interval's coverage on the test split (the calibration report of
     ``metrics.json``), with its Clopper–Pearson interval; None where the endpoint has no
     interval."""
-    import json
-
     report = json.loads((directory / "metrics.json").read_text()).get("calibration", {})
     entry = report.get("test", {}).get(endpoint, {}).get("levels", {}).get("0.9")
     if not entry:
@@ -117,9 +126,35 @@ def coverage(directory: Path, endpoint: str) -> dict[str, Any] | None:
             "holds": low <= 0.9 <= high}  # fmt: skip
 
 
+def panel_owners(models: Path) -> dict[str, str]:
+    """endpoint -> the model the shipped panel answers it with where that is not its ADMET
+    model (the panel file's ``served_by``; empty without a panel file)."""
+    path = models / "panels" / f"{PANEL}.json"
+    return dict(read_panel(path).served_by) if path.exists() else {}
+
+
+def served_test(directory: Path, endpoint: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """The model in ``directory`` on its own test part, scored against ``endpoint``'s table of
+    ``data/admet`` (matched by InChIKey) -> (labels, predictions of the target ``endpoint``,
+    test molecules without a label there)."""
+    split = pd.read_csv(directory / "split.csv", dtype={"smiles": str, "split": str})
+    smiles = split.loc[split["split"] == "test", "smiles"].tolist()
+    label = str(endpoint_table().loc[endpoint, "label"])
+    table = pd.read_csv(ADMET_DATA / f"{endpoint}.csv.gz", dtype={"inchikey": str})
+    by_key = dict(zip(table["inchikey"], table[label]))
+    y = np.array([by_key.get(key(s), np.nan) for s in smiles], dtype=float)
+    pred = Predictor.from_pretrained(directory).predict(smiles, interval=None)
+    p = pred[endpoint].to_numpy(dtype=float, na_value=np.nan)
+    known = np.isfinite(y) & np.isfinite(p)
+    return y[known], p[known], int(np.isnan(y).sum())
+
+
 def endpoint_scores(models: Path) -> tuple[list[dict[str, Any]], dict[str, pd.DataFrame]]:
-    """Per endpoint: our test metrics (SMILES in, as a user predicts) beside ADMET-AI's."""
+    """Per endpoint: our test metrics (SMILES in, as a user predicts) beside ADMET-AI's; an
+    endpoint the panel answers with another model is scored as that model (``replaced``: the
+    ADMET model's own head)."""
     info = endpoint_table()
+    owners = panel_owners(models)
     rows, tests = [], {}
     for name, group in groups().items():
         directory = models / name
@@ -127,7 +162,8 @@ def endpoint_scores(models: Path) -> tuple[list[dict[str, Any]], dict[str, pd.Da
             log.warning("%s: not built, skipped", directory)
             continue
         predictor = Predictor.from_pretrained(directory)
-        test = test_rows(directory, merged_table(group))
+        table = merged_table(group)
+        test = test_rows(directory, table)
         pred = predictor.predict(test["smiles"].tolist(), interval=None)
         tests[name] = pd.concat([test, pred.add_prefix("pred_")], axis=1)
         for endpoint in group.endpoints:
@@ -137,10 +173,28 @@ def endpoint_scores(models: Path) -> tuple[list[dict[str, Any]], dict[str, pd.Da
             row = info.loc[endpoint]
             metric = str(row["tdc_metric"]).lower()
             ours = scores(group.task_type, y, p)
+            serving, replaced, unlabelled = name, None, 0
+            owner = owners.get(endpoint, name)
+            if owner != name and (models / owner / "config.json").exists():
+                report = json.loads((directory / "metrics.json").read_text())
+                reason = report.get("calibration", {}).get("not_calibrated_targets", {})
+                split = pd.read_csv(directory / "split.csv", dtype={"smiles": str})
+                labelled = table[endpoint].notna().to_numpy()[split["row"].to_numpy()]
+                replaced = {
+                    "model": name,
+                    "labelled": split.loc[labelled, "split"].value_counts().to_dict(),
+                    "value": ours.get(metric, math.nan),
+                    "coverage_90": coverage(directory, endpoint),
+                    "not_calibrated": reason.get(endpoint, ""),
+                    **{f"test_{k}": v for k, v in ours.items()},
+                }
+                serving = owner
+                y, p, unlabelled = served_test(models / owner, endpoint)
+                ours = scores(group.task_type, y, p)
             rows.append(
                 {
                     "endpoint": endpoint,
-                    "model": name,
+                    "model": serving,
                     "task": group.task_type,
                     "unit": row["unit"],
                     "metric": row["tdc_metric"],
@@ -155,7 +209,8 @@ def endpoint_scores(models: Path) -> tuple[list[dict[str, Any]], dict[str, pd.Da
                     "ours_in_admet_ai_metric": ours.get(
                         str(row["admet_ai_metric"]).lower(), math.nan
                     ),
-                    "coverage_90": coverage(directory, endpoint),
+                    "coverage_90": coverage(models / serving, endpoint),
+                    **({"replaced": replaced, "unlabelled": unlabelled} if replaced else {}),
                     **{f"test_{k}": v for k, v in ours.items()},
                 }
             )
@@ -274,6 +329,32 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
         "calibrated regression endpoints (the scaffold test part is a shift from the "
         "validation part the intervals were calibrated on).",
     ]
+    for r in rows:
+        old = r.get("replaced")
+        if not old:
+            continue
+        parts = old.get("labelled", {})
+        both = next((c for c in common if c["endpoint"] == r["endpoint"]), None)
+        lines += [
+            "",
+            f"**{r['endpoint']}**: the `{PANEL}` panel answers it with `{r['model']}` (its "
+            f"panel file's `served_by`); the row above is that model on its own scaffold test "
+            f"part ({r['test_n']} molecules it neither trained nor was calibrated on; labels from "
+            f"`data/admet/{r['endpoint']}.csv.gz`, {r.get('unlabelled', 0)} unmatched). The "
+            f"`{old['model']}` head of the same endpoint is not served: it has no interval "
+            f"({old['not_calibrated'] or 'not calibrated'}), because its split put "
+            f"{parts.get('train', '?')} of the endpoint's molecules in train, "
+            f"{parts.get('val', '?')} in validation and {parts.get('test', '?')} in test "
+            f"(test {r['metric']} {_fmt(old['value'])}).",
+        ]
+        if both:
+            s_mae, a_mae = both["single"].get("mae", math.nan), both["admet"].get("mae", math.nan)
+            lines[-1] += (
+                f" On the {both['n']} molecules neither model trained or validated on (second "
+                f"table) they are about equally accurate (MAE {_fmt(s_mae)} against "
+                f"{_fmt(a_mae)}); `{r['model']}` brings a calibrated interval and a domain of "
+                "the endpoint's own training molecules."
+            )
     lines += [
         "",
         "## Shipped single-endpoint models against the ADMET models",
@@ -405,9 +486,10 @@ def main(argv: list[str] | None = None) -> int:
     models = Path(args.models)
     rows, tests = endpoint_scores(models)
     common = common_held_out(models, tests)
+    shown = [*groups(), *(m for m in panel_owners(models).values() if m not in groups())]
     sizes = {
         name: sum(f.stat().st_size for f in (models / name).rglob("*") if f.is_file())
-        for name in groups()
+        for name in shown
         if (models / name).exists()
     }
     save_result("admet_panel", {"endpoints": rows, "common_held_out": common, "bytes": sizes})

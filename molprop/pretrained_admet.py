@@ -207,7 +207,10 @@ def reference(out: Path) -> None:
 
 def write_card(group: AdmetGroup, out: Path) -> Path:
     """``card.md`` from ``metrics.json``: data, endpoints with units and sources, split, test
-    metrics per endpoint, calibration, domain, percentiles."""
+    metrics per endpoint, calibration, domain, percentiles (and the panels that serve one of
+    its endpoints from another model: :func:`panel_notes`)."""
+    from molprop.pretrained_recipes import panel_notes
+
     table = endpoint_table()
     sources = "; ".join(f"{n}: {table.loc[n, 'description']!s}" for n in group.endpoints)
     return Artifact(out).write_card(
@@ -217,6 +220,7 @@ def write_card(group: AdmetGroup, out: Path) -> Path:
             licence="per table, data/admet/SOURCES.md (MIT, CC0-1.0, CC BY 4.0)",
             intended_use=group.intended_use,
             reproduce=f"make pretrained-admet (python -m molprop.pretrained_admet {group.name})",
+            notes=panel_notes(group.name, group.endpoints, out.parent),
             root=REPO,
         )
     )

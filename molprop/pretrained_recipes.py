@@ -747,6 +747,44 @@ def card_root(out: Path) -> Path:
     return REPO
 
 
+def panel_notes(
+    model: str, targets: list[str] | tuple[str, ...], models: Path = PRETRAINED
+) -> list[str]:
+    """Card bullets for the shipped panels (``<models>/panels/*.json``) that answer one of
+    ``model``'s ``targets`` with another model, or a target of another model with ``model``
+    (the panel file's ``served_by``)."""
+    from molprop.artifact.panel import read_panel
+
+    notes = []
+    for path in sorted((models / "panels").glob("*.json")):
+        panel = read_panel(path)
+        for target, owner in sorted(panel.served_by.items()):
+            if target not in targets:
+                continue
+            others = [
+                m
+                for m in panel.models
+                if m != owner
+                and (models / m / "config.json").exists()
+                and target in Artifact(models / m).read_config().task.target_names
+            ]
+            if owner == model:
+                notes.append(
+                    f"The `{panel.name}` panel (`molprop predict --model {panel.name}`) answers "
+                    f"`{target}` with this model (its panel file's `served_by`), not with the "
+                    f"head of the same name of {', '.join(f'`{m}`' for m in others)}: value, "
+                    "spread, interval, percentile and domain are this model's."
+                )
+            elif model in panel.models:
+                notes.append(
+                    f"The `{panel.name}` panel does not serve this model's `{target}`: it "
+                    f"answers that endpoint with the model `{owner}` (its panel file's "
+                    "`served_by`): value, spread, interval, percentile and domain are that "
+                    "model's."
+                )
+    return notes
+
+
 def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     """Write ``card.md`` of the model in ``out`` from its artifact and the recipe's texts."""
     artifact = Artifact(out)
@@ -767,6 +805,7 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
     comparison = metrics.get("input_comparison")
     if comparison:
         notes = comparison_notes(recipe, comparison) + notes
+    notes = panel_notes(out.name, artifact.read_config().task.target_names, out.parent) + notes
     if recipe.structures:
         notes.insert(
             0,

@@ -11,13 +11,25 @@ A panel is a small JSON file beside the models of a model directory,
 model name, no paths), in display order, each once; any number of them. The file names models
 only: their targets, units and the rest are read from the models themselves
 (:class:`molprop.inference.panel.Panel`).
+
+A target name is one endpoint of a panel. Where several of its models predict the same target,
+the optional ``served_by`` (target -> one of ``models``) names the model that answers it (its
+value, spread, interval, percentile, domain and status); the endpoint keeps the column place of
+the target's first appearance in model order, and the other models' prediction of it is not
+shown. The shipped ``admet`` panel takes ``hydration_free_energy`` from the FreeSolv model of that
+name rather than from ``admet_regression``, whose validation part held too few hydration
+molecules to calibrate an interval (docs/results/admet.md)::
+
+    {"name": "admet", "models": ["admet_regression", ..., "hydration_free_energy"],
+     "served_by": {"hydration_free_energy": "hydration_free_energy"}}
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from molprop.artifact.resolve import MODEL_NAME, panel_file, panel_names, resolve_panel
@@ -25,18 +37,40 @@ from molprop.errors import ArtifactError
 
 log = logging.getLogger(__name__)
 
-#: the keys a panel file may have (``description`` is optional)
-KEYS: tuple[str, ...] = ("name", "description", "models")
+#: the keys a panel file may have (``description`` and ``served_by`` are optional)
+KEYS: tuple[str, ...] = ("name", "description", "models", "served_by")
+
+
+def endpoint_owners(
+    targets: Sequence[tuple[str, Sequence[str]]], served_by: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """The (target, model) pairs of a panel in column order, from each model's targets
+    (``targets``: (model, its target names), in panel order): every target where it first
+    appears, answered by ``served_by[target]`` where set, else by the model that predicts it.
+    A target predicted twice without a ``served_by`` entry is listed twice (the caller refuses
+    that)."""
+    served_by = served_by or {}
+    out: list[tuple[str, str]] = []
+    for model, names in targets:
+        for target in names:
+            owner = served_by.get(target)
+            if owner is None:
+                out.append((target, model))
+            elif all(t != target for t, _ in out):
+                out.append((target, owner))
+    return out
 
 
 @dataclass(frozen=True)
 class PanelDefinition:
-    """A panel file's content: its ``name``, a one-line ``description`` and the model names
-    (``models``) in display order."""
+    """A panel file's content: its ``name``, a one-line ``description``, the model names
+    (``models``) in display order and ``served_by`` (target -> the model that answers it, for
+    targets several of the models predict)."""
 
     name: str
     models: tuple[str, ...]
     description: str = ""
+    served_by: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: object, source: str | Path = "panel") -> PanelDefinition:
@@ -64,10 +98,28 @@ class PanelDefinition:
         repeated = sorted({m for m in models if models.count(m) > 1})
         if repeated:
             raise ArtifactError(f"{source}: model(s) {repeated} listed more than once")
-        return cls(name=name, models=tuple(models), description=description)
+        served_by = data.get("served_by", {})
+        if not isinstance(served_by, dict):
+            raise ArtifactError(f"{source}: 'served_by' must map target names to model names")
+        for target, model in served_by.items():
+            if not target or model not in models:
+                raise ArtifactError(
+                    f"{source}: served_by[{target!r}] = {model!r} is not one of the panel's "
+                    f"models {models}"
+                )
+        return cls(
+            name=name, models=tuple(models), description=description, served_by=dict(served_by)
+        )
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "description": self.description, "models": list(self.models)}
+        out: dict[str, object] = {
+            "name": self.name,
+            "description": self.description,
+            "models": list(self.models),
+        }
+        if self.served_by:
+            out["served_by"] = dict(self.served_by)
+        return out
 
 
 def read_panel(path: str | Path) -> PanelDefinition:
@@ -105,4 +157,4 @@ def read_panels(directory: str | Path) -> dict[str, PanelDefinition]:
     return panels
 
 
-__all__ = ["KEYS", "PanelDefinition", "load_panel", "read_panel", "read_panels"]
+__all__ = ["KEYS", "PanelDefinition", "endpoint_owners", "load_panel", "read_panel", "read_panels"]

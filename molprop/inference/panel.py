@@ -10,7 +10,9 @@ panel file (:mod:`molprop.artifact.panel`, ``Panel.from_name("admet")``) or give
 
 * ``smiles``, ``standardized_smiles`` (the molecule the models read), ``status`` and ``error``
   (the row's, see :mod:`molprop.inference.rows`);
-* for every endpoint (each target of each model, in panel order) ``<target>``,
+* for every endpoint (each target of each model, in panel order; a target that several models
+  predict is answered by the one the panel's ``served_by`` names, in the place of its first
+  appearance: :func:`molprop.artifact.panel.endpoint_owners`) ``<target>``,
   ``<target>_unit``, ``<target>_std``, ``<target>_low``, ``<target>_high``,
   ``<target>_percentile``, ``<target>_in_domain`` and ``<target>_similarity``: always all eight
   (NaN, or missing for ``_in_domain``, where the model has no ensemble, calibration, reference or
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -47,7 +49,7 @@ import pandas as pd
 from rdkit import Chem
 
 from molprop.artifact.calibration import DEFAULT_LEVEL
-from molprop.artifact.panel import load_panel
+from molprop.artifact.panel import endpoint_owners, load_panel
 from molprop.chem.smiles import smiles_length_limit
 from molprop.chem.standardize import ORGANIC_ELEMENTS
 from molprop.errors import ConfigError, DataError
@@ -135,12 +137,14 @@ def row_status(
 class Panel:
     """Several loaded models answered together (see the module docstring). ``name``: the
     panel's (empty for a list of models); ``predictors``: one per model, in display order;
-    ``physchem``: add the physchem block."""
+    ``physchem``: add the physchem block; ``served_by``: target -> the model (by name) that
+    answers a target several of the models predict."""
 
     name: str
     predictors: tuple[Predictor, ...]
     description: str = ""
     physchem: bool = True
+    served_by: Mapping[str, str] = field(default_factory=dict)
     #: the endpoints, in column order (set from ``predictors``)
     endpoints: tuple[Endpoint, ...] = field(init=False)
 
@@ -148,9 +152,9 @@ class Panel:
         object.__setattr__(self, "predictors", tuple(self.predictors))
         if not self.predictors:
             raise ConfigError(f"{self._what} has no models")
-        endpoints: list[Endpoint] = []
-        owner: dict[str, str] = {}
-        for model, predictor in zip(self.model_names, self.predictors):
+        models = self.model_names
+        described: dict[tuple[str, str], Endpoint] = {}
+        for model, predictor in zip(models, self.predictors):
             if predictor.low_columns:
                 raise ConfigError(
                     f"model {model!r} needs measured low-fidelity labels "
@@ -160,14 +164,32 @@ class Panel:
             units = list(task.units)[: len(task.target_names)]
             units += [""] * (len(task.target_names) - len(units))  # none recorded: ""
             for target, unit in zip(task.target_names, units):
-                if target in owner:
-                    where = "twice" if owner[target] == model else f"and by {owner[target]!r}"
-                    raise ConfigError(
-                        f"{self._what}: target {target!r} is predicted by {model!r} "
-                        f"{where}; target names across a panel's models must be unique"
-                    )
-                owner[target] = model
-                endpoints.append(Endpoint(target, model, unit or "", task.task_type))
+                described[(target, model)] = Endpoint(target, model, unit or "", task.task_type)
+        for target, model in self.served_by.items():
+            if (target, model) not in described:
+                raise ConfigError(
+                    f"{self._what}: served_by names {model!r} for {target!r}, but "
+                    f"{'it does not predict it' if model in models else 'it is no model of it'}"
+                )
+        owners = endpoint_owners(
+            [(m, p.config.task.target_names) for m, p in zip(models, self.predictors)],
+            self.served_by,
+        )
+        endpoints: list[Endpoint] = []
+        owner: dict[str, str] = {}
+        for target, model in owners:
+            if target in owner:
+                where = "twice" if owner[target] == model else f"and by {owner[target]!r}"
+                raise ConfigError(
+                    f"{self._what}: target {target!r} is predicted by {model!r} "
+                    f"{where}; target names across a panel's models must be unique (or the "
+                    "panel's served_by names the model that answers it)"
+                )
+            owner[target] = model
+            endpoints.append(described[(target, model)])
+        idle = [m for m in models if m not in owner.values()]
+        if idle:
+            raise ConfigError(f"{self._what}: model(s) {idle} answer no endpoint (served_by)")
         object.__setattr__(self, "endpoints", tuple(endpoints))
         columns = self.columns
         clashes = sorted({c for c in columns if columns.count(c) > 1})
@@ -191,7 +213,9 @@ class Panel:
         predictors = tuple(
             Predictor.from_pretrained(model, backend=backend) for model in definition.models
         )
-        return cls(definition.name, predictors, definition.description)
+        return cls(
+            definition.name, predictors, definition.description, served_by=definition.served_by
+        )
 
     @classmethod
     def from_models(

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from api.budget import predictor_costs
 from api.main import create_app
 from api.settings import Settings
-from molprop.inference import Predictor
+from molprop.inference import Panel, Predictor
 from molprop.inference.physchem import PROPERTIES, physchem_frame
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,8 +75,13 @@ def test_the_panels_are_listed_with_their_endpoints(client: TestClient) -> None:
     admet = panels["admet"]
     assert admet["models"] == json.loads((SHIPPED / "panels" / "admet.json").read_text())["models"]
     assert admet["missing"] == [] and admet["description"]
-    targets = [t for m in admet["models"] for t in Predictor.from_pretrained(m).target_names]
-    assert [e["target"] for e in admet["endpoints"]] == targets
+    panel = Panel.from_name(str(SHIPPED / "panels" / "admet.json"))
+    assert [(e["target"], e["model"]) for e in admet["endpoints"]] == [
+        (e.target, e.model) for e in panel.endpoints
+    ]
+    served = {e["target"]: e["model"] for e in admet["endpoints"]}
+    assert served["hydration_free_energy"] == "hydration_free_energy"  # the panel's served_by
+    assert len(served) == len(admet["endpoints"]) == 29
     assert {e["task"] for e in admet["endpoints"]} == {"regression", "classification"}
     assert panels["future"]["missing"] == ["admet_herg"]
     assert "solubility" in [m["name"] for m in client.get("/v1/models").json()]  # unchanged
@@ -91,6 +96,7 @@ def test_the_admet_panel_equals_each_predictor_field_by_field(
     body = r.json()
     assert body["panel"] == "admet" and body["interval"] == 0.9
     names = [m["name"] for m in body["models"]]
+    served = {e["target"]: e["model"] for e in body["results"][0]["endpoints"]}
     assert names == json.loads((SHIPPED / "panels" / "admet.json").read_text())["models"]
     results = body["results"]
     assert [x["index"] for x in results] == [0, 1, 2] and [x["id"] for x in results] == [1, 2, 3]
@@ -103,10 +109,11 @@ def test_the_admet_panel_equals_each_predictor_field_by_field(
             assert result["smiles"] == esol[i] and result["status"] == row["status"] == "ok"
             assert result["standardized_smiles"] == row["standardized_smiles"]
             mine = [e for e in result["endpoints"] if e["model"] == name]
-            assert [e["target"] for e in mine] == predictor.target_names
-            for endpoint, target, unit in zip(
-                mine, predictor.target_names, predictor.config.task.units, strict=True
-            ):
+            units = dict(zip(predictor.target_names, predictor.config.task.units))
+            targets = [t for t in predictor.target_names if served[t] == name]
+            assert [e["target"] for e in mine] == targets
+            for endpoint, target in zip(mine, targets, strict=True):
+                unit = units[target]
                 assert endpoint["status"] == "ok" and endpoint["unit"] == unit
                 assert _approx(endpoint["value"], row[target])
                 assert _approx(endpoint["std"], row[f"{target}_std"])

@@ -25,6 +25,7 @@ from tests.browser.test_web_page import _download, _open, _paste, _wait
 
 SHIPPED = REPO / "pretrained"
 ADMET = json.loads((SHIPPED / "panels" / "admet.json").read_text())["models"]
+PANEL_FILE = SHIPPED / "panels" / "admet.json"
 ASPIRIN = "CC(=O)Oc1ccccc1C(=O)O"
 TABLE = [("=HYPERLINK(1)", "CCO"), ("b", "C1CC"), ("c", "c1ccccc1O")]
 
@@ -49,7 +50,7 @@ def panel_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
 
 @pytest.fixture(scope="module")
 def admet() -> Panel:
-    return Panel.from_models(ADMET, name="admet")
+    return Panel.from_name(str(PANEL_FILE))
 
 
 def _submit_panel(driver) -> None:

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from molprop.artifact.panel import PanelDefinition, load_panel, read_panel, read_panels
+from molprop.artifact.panel import (
+    PanelDefinition,
+    endpoint_owners,
+    load_panel,
+    read_panel,
+    read_panels,
+)
 from molprop.artifact.resolve import (
     available_models,
     available_panels,
@@ -43,7 +49,14 @@ def model_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_shipped_admet_panel_names_shipped_2d_models_in_display_order() -> None:
     panel = read_panel(ADMET)
     assert panel.name == "admet" and panel.description
-    assert panel.models == ("admet_regression", "admet_classification", "admet_tox21")
+    assert panel.models == (
+        "admet_regression",
+        "admet_classification",
+        "admet_tox21",
+        "hydration_free_energy",
+    )
+    # admet_regression's hydration head has no interval: the FreeSolv model answers it
+    assert panel.served_by == {"hydration_free_energy": "hydration_free_energy"}
     shipped = {p.parent.name for p in REPO_PRETRAINED.glob("*/config.json")}
     assert set(panel.models) <= shipped
     assert not {p.stem for p in (REPO_PRETRAINED / "panels").glob("*.json")} & shipped
@@ -84,6 +97,11 @@ def test_a_model_of_the_same_name_comes_first(model_dir: Path) -> None:
         ({"name": "p", "models": ["solubility", "solubility"]}, "listed more than once"),
         ({"name": "p", "models": ["solubility"], "description": 3}, "'description' must be"),
         ({"name": "q", "models": ["solubility"]}, "named 'q' but its file 'p.json'"),
+        ({"name": "p", "models": ["solubility"], "served_by": ["logS"]}, "'served_by' must map"),
+        (
+            {"name": "p", "models": ["solubility"], "served_by": {"logS": "lipophilicity"}},
+            r"served_by\['logS'\] = 'lipophilicity' is not one of the panel's models",
+        ),
     ],
 )
 def test_a_bad_panel_file_is_refused_naming_it(
@@ -111,3 +129,15 @@ def test_a_panel_link_out_of_the_model_directory_is_refused(
     (model_dir / "panels" / "leak.json").symlink_to(outside)
     with pytest.raises(ArtifactError, match="leads outside the model directory"):
         resolve_panel("leak")
+
+
+def test_endpoint_owners_keep_the_first_place_of_a_served_target() -> None:
+    targets = [("a", ["x", "y"]), ("b", ["z"]), ("c", ["y"])]
+    assert endpoint_owners(targets) == [("x", "a"), ("y", "a"), ("z", "b"), ("y", "c")]
+    assert endpoint_owners(targets, {"y": "c"}) == [("x", "a"), ("y", "c"), ("z", "b")]
+    assert endpoint_owners(targets, {"y": "a"}) == [("x", "a"), ("y", "a"), ("z", "b")]
+    definition = PanelDefinition.from_dict(
+        {"name": "p", "models": ["a", "c"], "served_by": {"y": "c"}}
+    )
+    assert definition.to_dict()["served_by"] == {"y": "c"}
+    assert "served_by" not in PanelDefinition("p", ("a",)).to_dict()

@@ -55,7 +55,7 @@ def test_every_endpoint_equals_its_model_alone(admet: Panel, esol: list[str]) ->
         alone = Predictor.from_pretrained(model).predict(smiles, interval=0.8)
         assert out["status"].tolist() == alone["status"].tolist()
         assert out["error"].tolist() == alone["error"].tolist()
-        for target in predictor.target_names:
+        for target in [e.target for e in admet.endpoints if e.model == model]:
             _same(out[target], alone[target])
             for column in ("_std", "_low", "_high", "_percentile"):
                 want = alone[target + column] if target + column in alone else np.nan
@@ -116,6 +116,48 @@ def test_duplicate_target_names_are_refused() -> None:
         Panel("twice", (solubility, solubility))
     with pytest.raises(ConfigError, match="has no models"):
         Panel("empty", ())
+
+
+def test_served_by_picks_the_model_of_a_shared_target_in_its_first_place(
+    admet: Panel, esol: list[str]
+) -> None:
+    # admet_regression and hydration_free_energy both predict hydration_free_energy; the panel
+    # file's served_by takes it from the FreeSolv model, in admet_regression's column place
+    regression = admet.predictors[admet.model_names.index("admet_regression")]
+    assert admet.target_names[:5] == regression.target_names[:5]
+    assert admet.endpoints[3].model == "hydration_free_energy"
+    assert admet.target_names.count("hydration_free_energy") == 1
+    smiles = esol[:4]
+    out = admet.predict(smiles)
+    alone = Predictor.from_pretrained("hydration_free_energy").predict(smiles)
+    for column in ("", "_std", "_low", "_high", "_percentile"):
+        _same(out["hydration_free_energy" + column], alone["hydration_free_energy" + column])
+    _same(out["hydration_free_energy_similarity"], alone["similarity"])
+    assert (out["hydration_free_energy_low"] < out["hydration_free_energy"]).all()  # calibrated
+    head = regression.predict(smiles)["hydration_free_energy"]
+    assert not np.allclose(out["hydration_free_energy"], head)  # not admet_regression's head
+
+
+@pytest.mark.parametrize(
+    "served_by,message",
+    [
+        ({"gap_ev": "solubility"}, r"served_by names 'solubility' for 'gap_ev', but it does not"),
+        ({"gap_ev": "lipophilicity"}, r"'lipophilicity' for 'gap_ev', but it is no model of it"),
+        ({"gap_ev": "homo_lumo_gap", "logS": "homo_lumo_gap"}, "does not predict it"),
+    ],
+)
+def test_served_by_must_name_a_model_of_the_panel_that_predicts_the_target(
+    served_by: dict[str, str], message: str
+) -> None:
+    models = [Predictor.from_pretrained(m) for m in ("homo_lumo_gap", "solubility")]
+    with pytest.raises(ConfigError, match=message):
+        Panel("p", tuple(models), served_by=served_by)
+
+
+def test_a_model_whose_every_target_is_served_by_another_is_refused() -> None:
+    gap, gap3d = (Predictor.from_pretrained(m) for m in ("homo_lumo_gap", "homo_lumo_gap_3d"))
+    with pytest.raises(ConfigError, match=r"model\(s\) \['homo_lumo_gap'\] answer no endpoint"):
+        Panel("p", (gap, gap3d), served_by={"gap_ev": "homo_lumo_gap_3d"})
 
 
 def test_a_target_named_like_a_physchem_or_row_column_is_refused() -> None:
