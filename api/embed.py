@@ -32,7 +32,7 @@ from api.routes import (
     screen_rows,
 )
 from api.scheduler import Job, Lane
-from api.schemas import ErrorBody, Status
+from api.schemas import ROW_ENDPOINT_ERRORS, ErrorBody, Status
 from api.settings import Settings
 from molprop.errors import ConfigError
 
@@ -118,13 +118,7 @@ def build_embed_results(
 @embed_router.post(
     "/embed",
     response_model=EmbedResponse,
-    responses={
-        404: {"model": ErrorBody},
-        413: {"model": ErrorBody},
-        422: {"model": ErrorBody},
-        503: {"model": ErrorBody},
-        504: {"model": ErrorBody},
-    },
+    responses=ROW_ENDPOINT_ERRORS,
 )
 async def embed(
     body: EmbedRequest,

@@ -34,7 +34,7 @@ from api.routes import (
     screen_rows,
 )
 from api.scheduler import Job, Lane
-from api.schemas import ErrorBody, Status
+from api.schemas import ROW_ENDPOINT_ERRORS, ErrorBody, Status
 from api.settings import Settings
 from molprop.errors import ConfigError, InvalidInputError
 from molprop.inference import failure_status
@@ -200,13 +200,7 @@ def build_explain_results(
 @explain_router.post(
     "/explain",
     response_model=ExplainResponse,
-    responses={
-        404: {"model": ErrorBody},
-        413: {"model": ErrorBody},
-        422: {"model": ErrorBody},
-        503: {"model": ErrorBody},
-        504: {"model": ErrorBody},
-    },
+    responses=ROW_ENDPOINT_ERRORS,
 )
 async def explain(
     body: ExplainRequest,

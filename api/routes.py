@@ -28,6 +28,7 @@ from api.panel import (
 from api.registry import ServedModel
 from api.scheduler import Job, JobStopped, Lane, QueueFull, run_job
 from api.schemas import (
+    ROW_ENDPOINT_ERRORS,
     ErrorBody,
     Health,
     Interval,
@@ -370,13 +371,7 @@ async def run_or_refuse(lane: Lane, work, job: Job, request: Request, settings: 
 @v1.post(
     "/predict",
     response_model=PredictResponse | PanelResponse,
-    responses={
-        404: {"model": ErrorBody},
-        422: {"model": ErrorBody},
-        413: {"model": ErrorBody},
-        503: {"model": ErrorBody},
-        504: {"model": ErrorBody},
-    },
+    responses=ROW_ENDPOINT_ERRORS,
 )
 async def predict(
     body: PredictRequest,

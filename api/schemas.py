@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -297,3 +297,10 @@ class Health(BaseModel):
 
 class ErrorBody(BaseModel):
     detail: str
+
+
+#: The OpenAPI error answers of the row endpoints (predict, embed, explain): unknown model,
+#: too many rows, malformed body, queue full, past the deadline; each with an :class:`ErrorBody`.
+ROW_ENDPOINT_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (404, 413, 422, 503, 504)
+}
