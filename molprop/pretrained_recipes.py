@@ -402,14 +402,16 @@ def structure_file(recipe: Recipe, folder: Path, splits: Sequence[str] | None = 
 
 
 def replaced_model(out: Path) -> dict[str, Any] | None:
-    """What the model in ``out`` (about to be retrained) was: its ensemble test metrics and its
-    model and training settings (read through ModelConfig / TrainConfig, so settings a
-    config.json leaves at their default are filled in), for ``metrics.json["previous"]`` and
-    the card's old -> new line; None when ``out`` holds no model with test metrics."""
+    """What the model in ``out`` (about to be retrained) was: its ensemble test and validation
+    metrics, the model it was started from ("" a random start) and its model and training
+    settings (read through ModelConfig / TrainConfig, so settings a config.json leaves at their
+    default are filled in), for ``metrics.json["previous"]`` and the card's old -> new line;
+    None when ``out`` holds no model with test metrics."""
     artifact = Artifact(out)
     if not artifact.exists():
         return None
-    test = artifact.read_metrics().get("test", {}).get("ensemble")
+    metrics = artifact.read_metrics()
+    test = metrics.get("test", {}).get("ensemble")
     if not test:
         return None
     config = artifact.read_config()
@@ -417,6 +419,8 @@ def replaced_model(out: Path) -> dict[str, Any] | None:
     train_keys = ("epochs", "batch_size", "lr", "patience", "ema_epochs", "weight_decay_on")
     return {
         "test": test,
+        "val": metrics.get("val", {}).get("ensemble", {}),
+        "init": config.provenance.finetuned_from,
         "data": config.provenance.data,
         "model": {k: getattr(config.model, k) for k in keys},
         "train": {k: getattr(config.train, k) for k in train_keys},
@@ -486,11 +490,12 @@ def train(recipe: Recipe, out: Path) -> None:
         artifact.remove_invalid_rows()  # rows RDKit could not read are logged; never served
         if recipe.structures:  # the data file was a temporary copy with the split column
             artifact.set_provenance(data=str(Path("data") / "qm9" / Path(recipe.data).name))
-        if recipe.given_split:  # trained on rows of the data file with their split
+        else:  # the data file (a given split: rows of it) as the repository names it
             artifact.set_provenance(data=recipe.data_path)
-            start = artifact.read_config().provenance.finetuned_from
-            if start:
-                artifact.set_provenance(finetuned_from=portable_start(start))
+        start = artifact.read_config().provenance.finetuned_from
+        if start:
+            artifact.set_provenance(finetuned_from=portable_start(start))
+        if recipe.given_split:  # trained on rows of the data file with their split
             artifact.update_metrics(split_source=split_source(recipe))
         if previous and replaced is not None:
             previous["held_out"] = held_out_comparison(recipe, out, replaced)
@@ -714,24 +719,51 @@ def changed_settings(
     ]
 
 
+def _old_to_new(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """``metric old -> **new**`` for each metric both ensembles' entries have."""
+    return ", ".join(
+        f"{k} {old[k]:.3f} -> **{new[k]:.3f}**"
+        for k in ("rmse", "mae", "r2", "roc_auc", "mcc", "accuracy")
+        if isinstance(old.get(k), float) and isinstance(new.get(k), float)
+    )
+
+
 def previous_note(
-    previous: dict[str, Any], test: dict[str, Any], model: Any, train: TrainConfig
+    previous: dict[str, Any],
+    test: dict[str, Any],
+    model: Any,
+    train: TrainConfig,
+    start: str = "",
+    val: dict[str, Any] | None = None,
 ) -> str:
     """The card's line on the model this one replaced: its settings that differ from this
-    model's (:func:`changed_settings`) and its ensemble test metrics -> this model's (same
-    split, same test rows)."""
+    model's (:func:`changed_settings`), its start where it differs from this model's
+    (``start``: the model this one was fine-tuned from, "" a random start), its ensemble
+    validation metrics -> this model's (``val``; what the replacement was decided on) and its
+    ensemble test metrics -> this model's (same split, same rows)."""
     changed = [f"{k} {old}" for k, old, _ in changed_settings(previous, model, train)]
-    old = previous.get("test", {})
-    shown = [
-        f"{k} {old[k]:.3f} -> **{test[k]:.3f}**"
-        for k in ("rmse", "mae", "r2", "roc_auc", "mcc", "accuracy")
-        if isinstance(old.get(k), float) and isinstance(test.get(k), float)
-    ]
+    old_start = previous.get("init", "")
+    if start and start != old_start:
+        note = (
+            f"Retrained with `molprop train`'s default settings from `{start}` (`--init "
+            f"{Path(start).name}`: its encoder and readout, a fresh head); the model it replaced "
+            + (f"started from `{old_start}`" if old_start else "was a random start")
+            + (" and had " + ", ".join(changed) if changed else " with the same settings")
+        )
+    else:
+        note = "Retrained with `molprop train`'s default recipe; the model it replaced had " + (
+            ", ".join(changed) if changed else "the same settings"
+        )
+    if val and previous.get("val"):
+        note += (
+            ". A retrain replaces the shipped model only when its ensemble validation metric is "
+            "better (validation split, replaced -> this model): "
+            + _old_to_new(previous["val"], val)
+        )
     return (
-        "Retrained with `molprop train`'s default recipe; the model it replaced had "
-        + (", ".join(changed) if changed else "the same settings")
+        note
         + ". Ensemble test metrics, replaced -> this model (same split): "
-        + ", ".join(shown)
+        + _old_to_new(previous.get("test", {}), test)
         + "."
     )
 
@@ -797,7 +829,12 @@ def write_recipe_card(recipe: Recipe, out: Path) -> Path:
         notes.insert(
             0,
             previous_note(
-                metrics["previous"], metrics["test"]["ensemble"], config.model, config.train
+                metrics["previous"],
+                metrics["test"]["ensemble"],
+                config.model,
+                config.train,
+                start=config.provenance.finetuned_from,
+                val=metrics.get("val", {}).get("ensemble"),
             ),
         )
     if metrics.get("split_source"):
