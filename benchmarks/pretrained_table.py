@@ -63,9 +63,9 @@ def _changes(previous: dict | None, directory: Path) -> str:
             + (f"; started from `{start}`" if start else ""),
         )
     elif "init" in previous and previous["init"] != start:
-        was = f"`{previous['init']}`" if previous["init"] else "a random start"
-        now = f"`{start}`" if start else "a random start"
-        changes.insert(0, f"start {was} → {now}")
+        was = f"`{previous['init']}`" if previous["init"] else "random"
+        now = f"`{start}`" if start else "random"
+        changes.insert(0, f"start: {was} → {now}")
     return "; ".join(c for c in changes if c != "–") or "–"
 
 
@@ -139,7 +139,13 @@ def markdown(table: list[dict]) -> str:
         "ESOL's scaffold test molecules kept out of training); the model it replaced was trained "
         "on ESOL, so both are compared on this model's test molecules that neither trained on "
         '(`metrics.json["previous"]["held_out"]`; trained with the default torch threads on the '
-        "shared machine).",
+        "shared machine). `hydration_free_energy` and `lipophilicity` were then retrained from "
+        "the foundation model (`--init foundation`, the same split, epochs chosen on "
+        "validation: `molprop/pretrained_recipes.py`; 2 torch threads on the shared machine): "
+        "a retrain from another start replaces the shipped model only when its ensemble "
+        "validation metric is better (RMSE; ROC-AUC for a classifier), the validation column. "
+        "`bbb_penetration`'s foundation start lost on validation and was not shipped (its "
+        "numbers: the recipe's comment and docs/models.md).",
         "",
         "| model | test, ensemble: replaced | test, ensemble: now | validation, ensemble: "
         "replaced → now | settings changed | members now (headline) | best epoch / run | "
