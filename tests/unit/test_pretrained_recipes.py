@@ -25,6 +25,8 @@ def test_recipe_settings_equal_the_shipped_model(name: str) -> None:
     assert raw["task"]["task_type"] == recipe.task_type
     assert raw["featurizer"]["kind"] == recipe.featurizer
     assert raw["featurizer"]["params"] == recipe.featurizer_params
+    # the start: the recipe's init is the model the shipped one was fine-tuned from ("" random)
+    assert Path(raw.get("extra", {}).get("finetuned_from", "")).name == recipe.init
 
 
 def test_a_retrain_keeps_the_replaced_models_test_metrics(tmp_path: Path) -> None:
@@ -52,6 +54,36 @@ def test_a_retrain_keeps_the_replaced_models_test_metrics(tmp_path: Path) -> Non
     assert "dropout 0.3" in note and "patience 7" in note and "hidden_dim" not in note
     rmse = previous["test"]["rmse"]
     assert f"rmse {rmse:.3f} -> **{rmse * 0.5:.3f}**" in note
+    assert "random start" not in note and "validation" not in note
+
+
+def test_a_retrain_from_another_start_shows_the_validation_decision(tmp_path: Path) -> None:
+    """A random-start model replaced by a fine-tune of the foundation model: the card's line
+    names both starts and the validation metrics the replacement was decided on, then the
+    test metrics."""
+    from molprop.artifact.store import load_config
+    from molprop.pretrained_recipes import previous_note, replaced_model
+
+    previous = replaced_model(Path(PRETRAINED) / "solubility")
+    assert previous is not None
+    metrics = json.loads((Path(PRETRAINED) / "solubility" / "metrics.json").read_text())
+    assert previous["val"] == metrics["val"]["ensemble"]
+    assert previous["init"] == "pretrained/foundation"
+    random_start = {**previous, "init": ""}
+    config = load_config(Path(PRETRAINED) / "solubility")
+    val = {k: v * 0.9 for k, v in previous["val"].items() if isinstance(v, float)}
+    test = {k: v * 0.8 for k, v in previous["test"].items() if isinstance(v, float)}
+    start = "pretrained/foundation"
+    note = previous_note(random_start, test, config.model, config.train, start=start, val=val)
+    assert "from `pretrained/foundation` (`--init foundation`" in note
+    assert "was a random start with the same settings" in note
+    old_val, old_test = previous["val"]["rmse"], previous["test"]["rmse"]
+    decided, tested = note.split("Ensemble test metrics")
+    assert f"rmse {old_val:.3f} -> **{old_val * 0.9:.3f}**" in decided
+    assert f"rmse {old_test:.3f} -> **{old_test * 0.8:.3f}**" in tested
+    # the same start: the line of a retrain with other settings, no start named
+    same = previous_note(previous, test, config.model, config.train, start=start, val=val)
+    assert "random start" not in same and "`molprop train`'s default recipe" in same
 
 
 def test_a_replaced_model_on_other_data_is_compared_on_held_out_molecules() -> None:

@@ -96,13 +96,13 @@ def test_a_bad_row_fails_for_every_endpoint_and_the_others_are_whole(admet: Pane
 
 def test_columns_stay_in_panel_order_for_any_number_of_models(esol: list[str]) -> None:
     # two models that screen alike (neither records its training elements)
-    panel = Panel.from_models(["bbb_penetration", "lipophilicity"])
-    assert panel.target_names == ["bbb_probability", "logD_7.4"] and panel.screens_alike
+    panel = Panel.from_models(["bbb_penetration", "homo_lumo_gap"])
+    assert panel.target_names == ["bbb_probability", "gap_ev"] and panel.screens_alike
     out = panel.predict(esol[:3])
     endpoint = [t + s for t in panel.target_names for s in ("", *ENDPOINT_SUFFIXES)]
     assert out.columns.tolist() == [*ROW_COLUMNS, *endpoint, *PHYSCHEM_COLUMNS]
-    one = Panel.from_models(["lipophilicity"], name="one")
-    assert one.predict(esol[:3])["logD_7.4"].tolist() == out["logD_7.4"].tolist()
+    one = Panel.from_models(["homo_lumo_gap"], name="one")
+    assert one.predict(esol[:3])["gap_ev"].tolist() == out["gap_ev"].tolist()
     lean = Panel("lean", panel.predictors, physchem=False)
     assert lean.predict(esol[:3]).columns.tolist() == [*ROW_COLUMNS, *endpoint]
 

@@ -211,18 +211,28 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     trainings cut to 1 epoch here): 5 folds over its train + validation rows (test rows never
     trained on, predicted or fitted), the shipped recipe, weights byte-identical; the
     calibration, metrics.json and the card say what it was fitted on; a kept work directory's
-    fold models are reused."""
+    fold models are reused. The shipped model is fine-tuned from the foundation model, which
+    cross-validation (folds retrained from scratch) refuses; the stage runs on a copy that
+    names no start."""
     import shutil
     from dataclasses import replace
 
     import molprop.pretrained_recipes as recipes_module
     from molprop.artifact.resolve import shipped_models_dir
+    from molprop.artifact.store import load_config, write_config
+    from molprop.errors import ConfigError
     from molprop.pretrained_recipes import RECIPES, main, train_config
 
     recipe = RECIPES["hydration_free_energy"]
     models = tmp_path / "models"
     shutil.copytree(shipped_models_dir() / recipe.name, models / recipe.name)
     out = models / recipe.name
+    config = load_config(out)
+    if config.provenance.finetuned_from:
+        with pytest.raises(ConfigError, match="fine-tuned"):
+            main([recipe.name, "--stage", "calibrate-cv", "--out", str(models)])
+        provenance = replace(config.provenance, finetuned_from="", fresh_head=None)
+        write_config(out, replace(config, provenance=provenance))
     before = _digest(out)
     real = cv_module.fit_ensemble  # the spy; cut its epochs
     monkeypatch.setattr(
