@@ -26,8 +26,9 @@ stay reproducible whatever the defaults become.
 
 Decision rule (fixed before any result was seen; :func:`decide`):
 
-1. Only sets on which every candidate has a result count. Per (candidate, set) the selection
-   RMSE and the wall time are means over the seeds run (seed 0; seed 1 too where time allowed).
+1. Only (set, seed) pairs on which every candidate has a result count (:func:`counted`). Per
+   (candidate, set) the selection RMSE and the wall time are means over the counted seeds
+   (seed 0; seed 1 too where time allowed it on every candidate).
 2. A candidate's score is the mean over those sets of (its selection RMSE / ``default``'s).
 3. The winner is the candidate with the lowest mean ratio (``default`` itself can win).
 4. Cost matters (the target: fine-tuning 1,000 molecules in 5 minutes): a candidate whose mean
@@ -297,6 +298,16 @@ def per_cell(records: Sequence[dict]) -> dict[str, dict[str, dict[str, float]]]:
     }
 
 
+def counted(records: Sequence[dict]) -> list[dict]:
+    """The records of the (set, seed) pairs on which every candidate has a result: a seed only
+    some candidates have run on a set does not count there (nor for any candidate)."""
+    candidates = {r["candidate"] for r in records}
+    have: dict[tuple, set[str]] = {}
+    for r in records:
+        have.setdefault((r["set"], r["seed"]), set()).add(r["candidate"])
+    return [r for r in records if have[(r["set"], r["seed"])] == candidates]
+
+
 def decide(
     records: Sequence[dict],
     base: str = BASE,
@@ -305,8 +316,8 @@ def decide(
 ) -> dict:
     """The decision rule of the module docstring -> {"winner", "best", "reason", "sets",
     "table": candidate -> {mean_ratio, better, mean_wall_s, mean_epochs, mean_best_epoch}}.
-    ``winner`` None when no set has every candidate."""
-    cells = per_cell(records)
+    ``winner`` None when no set has every candidate. Only :func:`counted` records count."""
+    cells = per_cell(counted(records))
     candidates = [c for c in CANDIDATES if c in cells] + sorted(set(cells) - set(CANDIDATES))
     if base not in cells:
         return {
@@ -361,8 +372,8 @@ def decide(
 
 def report_section(records: Sequence[dict]) -> str:
     d = decide(records)
-    cells = per_cell(records)
-    seeds = sorted({r["seed"] for r in records})
+    cells = per_cell(counted(records))
+    seeds = sorted({r["seed"] for r in counted(records)})
     lines = [
         SECTION,
         "",
@@ -374,9 +385,13 @@ def report_section(records: Sequence[dict]) -> str:
         "training part of 4 MoleculeACE sets, scored by RMSE on the other 15 % (the *selection* "
         "part, seed 0, the same for every candidate); the MoleculeACE test parts were not used. "
         f"Sets: {', '.join(f'{s} ({TARGETS[s]})' for s in SETS)}. Seeds: "
-        f"{', '.join(map(str, seeds)) or 'none yet'}. Rule: the lowest mean over sets of "
+        f"{', '.join(map(str, seeds)) or 'none yet'} (per set: "
+        + ", ".join(f"{s} {cells[BASE][s]['seeds']}" for s in d["sets"])
+        + "). Rule: the lowest mean over sets of "
         "(selection RMSE / the former default's) wins, unless a candidate within 1 % of that "
-        "mean ratio is ≥ 1.5× faster (mean wall); then it wins.",
+        "mean ratio is ≥ 1.5× faster (mean wall); then it wins. Machine: 2 logical CPUs "
+        "shared with another benchmark (at nice 19); these runs one at a time at nice 5, so "
+        "wall times include its share (startup, featurising and prediction are in them too).",
         "",
     ]
     if d["winner"] is None:
@@ -409,6 +424,13 @@ def report_section(records: Sequence[dict]) -> str:
     incomplete = sorted({r["set"] for r in records} - set(d["sets"]))
     if incomplete:
         lines += [f"Left out (not every candidate has a result): {', '.join(incomplete)}.", ""]
+    n_left = len(records) - len(counted(records))
+    if n_left:
+        lines += [
+            f"{n_left} further run(s) are in the results file but not counted: their (set, "
+            "seed) pair lacks some candidate.",
+            "",
+        ]
     return "\n".join(lines)
 
 

@@ -214,3 +214,18 @@ def test_report_section_replaces_itself_in_the_page():
     assert "| **lr_half** |" in new
     appended = fd.replace_section("# T\n", fd.report_section(rec))
     assert appended.count(fd.SECTION) == 1
+
+
+def test_a_seed_counts_on_a_set_only_when_every_candidate_has_it():
+    rec = _records(
+        {
+            "default": {"A": (1.0, 100), "B": (1.0, 100)},
+            "lr_half": {"A": (0.8, 100), "B": (0.8, 100)},
+        }
+    )
+    rec += [dict(rec[0], seed=1, rmse_select=2.0)]  # seed 1: only the default on A
+    rec += [dict(r, seed=1, rmse_select=r["rmse_select"] / 2) for r in rec[1:4:2]]  # B, both
+    assert len(fd.counted(rec)) == 6
+    d = fd.decide(rec)
+    assert d["table"]["lr_half"]["mean_ratio"] == pytest.approx(0.8)  # A: seed 0 only
+    assert "1 further run(s)" in fd.report_section(rec)
