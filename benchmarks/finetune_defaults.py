@@ -383,7 +383,7 @@ def report_section(records: Sequence[dict]) -> str:
         "`python -m benchmarks.finetune_defaults --report`). `molprop finetune` (the shipped "
         "foundation model, a fresh head, `--split-sizes 0.9 0.1 0`, one thread) on 85 % of the "
         "training part of 4 MoleculeACE sets, scored by RMSE on the other 15 % (the *selection* "
-        "part, seed 0, the same for every candidate); the MoleculeACE test parts were not used. "
+        "part, split seed 0, the same for every candidate); the MoleculeACE test parts were not used. "
         f"Sets: {', '.join(f'{s} ({TARGETS[s]})' for s in SETS)}. Seeds: "
         f"{', '.join(map(str, seeds)) or 'none yet'} (per set: "
         + ", ".join(f"{s} {cells[BASE][s]['seeds']}" for s in d["sets"])
@@ -397,15 +397,20 @@ def report_section(records: Sequence[dict]) -> str:
     if d["winner"] is None:
         return "\n".join([*lines, f"No decision yet: {d['reason']}.", ""])
     n = len(d["sets"])
+    by_seed = {s: decide([r for r in records if r["seed"] == s])["table"] for s in seeds}
     lines += [
-        f"| candidate | flags | mean RMSE ratio ({n} sets) | sets better than default | "
+        f"| candidate | flags | mean RMSE ratio ({n} sets) | per seed "
+        f"({' / '.join(map(str, seeds))}) | sets better than default | "
         "mean wall s | mean epochs | mean best epoch |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c, row in d["table"].items():
         name = f"**{c}**" if c == d["winner"] else c
+        per_seed = " / ".join(
+            f"{by_seed[s][c]['mean_ratio']:.3f}" if c in by_seed[s] else "—" for s in seeds
+        )
         lines.append(
-            f"| {name} | {DESCRIPTIONS.get(c, c)} | {row['mean_ratio']:.3f} | "
+            f"| {name} | {DESCRIPTIONS.get(c, c)} | {row['mean_ratio']:.3f} | {per_seed} | "
             f"{row['better']} of {n} | {row['mean_wall_s']:.0f} | {row['mean_epochs']:.1f} | "
             f"{row['mean_best_epoch']:.1f} |"
         )
