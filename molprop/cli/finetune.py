@@ -1,6 +1,7 @@
 """``molprop finetune``: fine-tune a pretrained or shipped model on high-fidelity labels or an
-in-house assay (new column names -> fresh head; default strategy ``full``; without --val the
-data are split (scaffold 0.8/0.1/0.1) and training stops early on the validation loss)."""
+in-house assay (new column names -> fresh head; default strategy ``full``; at most 30 epochs,
+the lr warming up over 2 of them, then decaying; without --val the data are split (scaffold
+0.8/0.1/0.1) and the weights of the best validation epoch are kept)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,13 @@ from dataclasses import replace
 
 from molprop.cli.options import add_data_args, add_split_args, add_train_args, train_config
 from molprop.transfer import MODES, STRATEGIES
+
+#: ``molprop finetune``'s own training defaults (the others are ``molprop train``'s): a 30-epoch
+#: budget, a linear warm-up over 2 epochs, then exponential decay to lr * lr_floor. Chosen on
+#: the selection parts of 4 MoleculeACE training sets against train's plateau schedule with
+#: <= 120 epochs, patience 10, half / twice the lr and --unfreeze-after 5
+#: (``benchmarks.finetune_defaults``; docs/results/foundation.md).
+DEFAULTS = {"epochs": 30, "schedule": "warmup_decay", "warmup_epochs": 2}
 
 
 def add_parser(sub, name: str) -> None:
@@ -25,7 +33,7 @@ def add_parser(sub, name: str) -> None:
     )
     add_data_args(p)
     add_split_args(p)
-    add_train_args(p)
+    add_train_args(p, own=DEFAULTS)
     # after add_train_args: this --strategy (transfer strategy) replaces Lightning's, if any
     p.add_argument(
         "--strategy",

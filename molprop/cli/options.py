@@ -153,9 +153,18 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_train_args(p: argparse.ArgumentParser) -> None:
+def add_train_args(p: argparse.ArgumentParser, own: dict[str, Any] | None = None) -> None:
+    """The training flags. ``own``: a subcommand's own defaults for ``epochs``, ``schedule`` or
+    ``warmup_epochs`` (``molprop finetune``'s), used and shown in --help instead of train's."""
+    own = own or {}
+    unknown = set(own) - {"epochs", "schedule", "warmup_epochs"}
+    if unknown:
+        raise ValueError(f"no own default for {sorted(unknown)}")
     g = p.add_argument_group("training")
-    g.add_argument("--epochs", type=int, default=_T.epochs)
+    if "epochs" in own:
+        g.add_argument("--epochs", type=int, default=own["epochs"], help=f"default {own['epochs']}")
+    else:
+        g.add_argument("--epochs", type=int, default=_T.epochs)
     g.add_argument(
         "--batch-size", type=int, default=None, help=f"default {_shown('train', 'batch_size')}"
     )
@@ -163,16 +172,18 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--schedule",
         choices=list(SCHEDULES),
-        default=None,
-        help=f"LR schedule (default {_shown('train', 'schedule')}): plateau halves the lr when the validation "
+        default=own.get("schedule"),
+        help=f"LR schedule (default {own.get('schedule') or _shown('train', 'schedule')}): "
+        "plateau halves the lr when the validation "
         "loss stalls; warmup_decay warms up linearly from lr * lr_floor to --lr over "
         "--warmup-epochs, then decays exponentially to lr * lr_floor at the last epoch",
     )
+    warmup = own.get("warmup_epochs", _shown("train", "warmup_epochs"))
     g.add_argument(
         "--warmup-epochs",
         type=int,
-        default=None,
-        help=f"warm-up of --schedule warmup_decay (default {_shown('train', 'warmup_epochs')})",
+        default=own.get("warmup_epochs"),
+        help=f"warm-up of --schedule warmup_decay (default {warmup})",
     )
     g.add_argument(
         "--lr-floor",

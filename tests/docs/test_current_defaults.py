@@ -1,5 +1,6 @@
 """docs/results/core.md "Current defaults" says what ``molprop train`` trains with no flags:
-every value there is read from ``PRESETS["default"]``, ``ModelConfig`` and ``TrainConfig``."""
+every value there is read from ``PRESETS["default"]``, ``ModelConfig`` and ``TrainConfig``; and
+what ``molprop finetune`` does differently, read from its parser."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from molprop.cli.main import build_parser
 from molprop.models.config import PRESETS, ModelConfig, TrainConfig
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "results" / "core.md"
@@ -105,3 +107,33 @@ def test_the_section_names_the_start_and_the_foundation_has_the_default_architec
         if k != "n_extra" and getattr(foundation, k) != v
     }
     assert differ == {}
+
+
+def finetune_defaults() -> dict[str, Any]:
+    """What ``molprop finetune`` trains with when no training flag is given."""
+    args = build_parser().parse_args(
+        ["finetune", "--data", "x.csv", "--target-columns", "y", "--out", "o"]
+    )
+    return {"epochs": args.epochs, "schedule": args.schedule, "warmup": args.warmup_epochs}
+
+
+def finetune_phrases(ft: dict[str, Any]) -> list[str]:
+    return [
+        f"≤ {ft['epochs']} epochs",
+        f"`--schedule {ft['schedule']} --warmup-epochs {ft['warmup']}`",
+    ]
+
+
+def finetune_paragraph() -> str:
+    paragraphs = [p for p in section().split("\n\n") if p.startswith("`molprop finetune`")]
+    assert len(paragraphs) == 1
+    return " ".join(paragraphs[0].split())
+
+
+def test_the_finetune_defaults_paragraph_matches_the_parser() -> None:
+    ft = finetune_defaults()
+    assert [p for p in finetune_phrases(ft) if p not in finetune_paragraph()] == []
+    changed = {**ft, "epochs": ft["epochs"] + 1}  # the check sees a changed default
+    assert [p for p in finetune_phrases(changed) if p not in finetune_paragraph()] == [
+        f"≤ {ft['epochs'] + 1} epochs"
+    ]
