@@ -10,14 +10,12 @@ import json
 from dataclasses import replace
 
 from molprop.cli.options import add_data_args, add_split_args, add_train_args, train_config
+from molprop.models.config import FINETUNE_DEFAULTS
 from molprop.transfer import MODES, STRATEGIES
 
-#: ``molprop finetune``'s own training defaults (the others are ``molprop train``'s): a 30-epoch
-#: budget, a linear warm-up over 2 epochs, then exponential decay to lr * lr_floor. Chosen on
-#: the selection parts of 4 MoleculeACE training sets against train's plateau schedule with
-#: <= 120 epochs, patience 10, half / twice the lr and --unfreeze-after 5
-#: (``benchmarks.finetune_defaults``; docs/results/foundation.md).
-DEFAULTS = {"epochs": 30, "schedule": "warmup_decay", "warmup_epochs": 2}
+#: ``molprop finetune``'s own training defaults (the others are ``molprop train``'s): the one
+#: home of a fine-tune's defaults, :data:`molprop.models.config.FINETUNE_DEFAULTS`
+DEFAULTS = FINETUNE_DEFAULTS
 
 
 def add_parser(sub, name: str) -> None:

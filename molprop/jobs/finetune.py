@@ -20,7 +20,7 @@ from molprop.artifact import Artifact
 from molprop.jobstore import store
 from molprop.jobstore.options import FinetuneOptions
 from molprop.jobstore.store import JobRecord
-from molprop.models.config import TrainConfig
+from molprop.models.config import finetune_train_config
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 
 log = logging.getLogger(__name__)
@@ -60,11 +60,8 @@ def finetune_request(
         out=out,
         smiles_column=options.smiles_column,
         task_type=options.task_type,
-        train=TrainConfig(
-            epochs=options.epochs,
-            ensemble_size=options.ensemble_size,
-            seed=options.seed,
-            patience=options.patience,
+        train=finetune_train_config(
+            epochs=options.epochs, ensemble_size=options.ensemble_size, seed=options.seed
         ),
         units=[options.unit] if options.unit else [],
         name=options.name,

@@ -128,8 +128,9 @@ class FinetuneOptions(_Options):
     the label in ``target_column`` (``unit``, if given, its unit; ``rows`` its number of rows);
     the new model is published as ``name`` unless it does not beat the mean predictor on
     validation and ``force_publish`` is not set. It fine-tunes every weight (strategy
-    ``full``) for at most ``epochs`` epochs (early stopping patience :attr:`patience`), an
-    ensemble of ``ensemble_size`` members from ``seed``."""
+    ``full``) for ``epochs`` epochs with ``molprop finetune``'s other training defaults
+    (:func:`molprop.models.config.finetune_train_config`), an ensemble of ``ensemble_size``
+    members from ``seed``."""
 
     kind: ClassVar[JobKind] = "finetune"
 
@@ -137,6 +138,7 @@ class FinetuneOptions(_Options):
     target_column: str
     smiles_column: str = "smiles"
     task_type: TaskType = "regression"
+    #: ``molprop finetune``'s (models.config.FINETUNE_DEFAULTS, a layer above; a test ties them)
     epochs: int = 30
     unit: str | None = None
     rows: int = 0
@@ -149,11 +151,6 @@ class FinetuneOptions(_Options):
         for name in ("epochs", "ensemble_size"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"finetune job option {name!r} must be at least 1")
-
-    @property
-    def patience(self) -> int:
-        """Epochs without a better validation loss before training stops."""
-        return max(1, self.epochs // 4)
 
 
 JobOptions = PredictOptions | FinetuneOptions

@@ -45,6 +45,7 @@ Schedule = Literal["plateau", "warmup_decay"]
 SCHEDULES: tuple[str, ...] = get_args(Schedule)
 
 __all__ = [
+    "FINETUNE_DEFAULTS",
     "LOSSES",
     "MLP_KINDS",
     "PRESETS",
@@ -63,6 +64,7 @@ __all__ = [
     "TrainConfig",
     "WeightDecayOn",
     "check_preset",
+    "finetune_train_config",
     "parse_layers",
 ]
 
@@ -405,6 +407,21 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # the shipped models' architecture (pretrained/); the same values as `default`
     "small": _SMALL,
 }
+
+#: A fine-tune's own training defaults over ``molprop train``'s: a 30-epoch budget, a linear
+#: warm-up over 2 epochs, then exponential decay to lr * lr_floor. Chosen on the selection
+#: parts of 4 MoleculeACE training sets against train's plateau schedule with <= 120 epochs,
+#: patience 10, half / twice the lr and a frozen encoder for 5 epochs
+#: (``benchmarks.finetune_defaults``; docs/results/foundation.md).
+FINETUNE_DEFAULTS: dict[str, Any] = {"epochs": 30, "schedule": "warmup_decay", "warmup_epochs": 2}
+
+
+def finetune_train_config(**overrides: Any) -> TrainConfig:
+    """The training settings of a fine-tune: ``molprop train``'s (the ``default`` preset over
+    :class:`TrainConfig`) with :data:`FINETUNE_DEFAULTS`, then ``overrides``. ``molprop
+    finetune``, :class:`molprop.transfer.finetune.FinetuneRequest` and the service's fine-tune
+    jobs all start here, so a fine-tune trains the same way whichever way it is asked for."""
+    return TrainConfig(**{**PRESETS["default"]["train"], **FINETUNE_DEFAULTS, **overrides})
 
 
 #: What a preset (a name above, or a JSON file ``{"model": {...}, "train": {...}}`` such as

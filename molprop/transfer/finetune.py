@@ -34,7 +34,13 @@ from molprop.data.splits import SplitType
 from molprop.errors import ConfigError, DataError, InvalidInputError
 from molprop.inference.augment import PretrainedSource, fit_augmentation, raw_features, standardise
 from molprop.io.table import InvalidPolicy, MoleculeTable, parse_target
-from molprop.models.config import ModelConfig, TaskConfig, TaskType, TrainConfig
+from molprop.models.config import (
+    ModelConfig,
+    TaskConfig,
+    TaskType,
+    TrainConfig,
+    finetune_train_config,
+)
 from molprop.models.model import MolPropModel
 from molprop.training.calibrate import calibrate_artifact
 from molprop.training.fit import evaluate_split, fit_ensemble, is_global_zero
@@ -75,7 +81,8 @@ class FinetuneRequest:
     then everything trains for the remaining ``train.epochs - N``. ``pretrained`` None: the
     foundation model (``artifact.resolve.FOUNDATION_MODEL``), an error when there is none.
     ``strategy`` names the strategy (:attr:`transfer_strategy` is its class of
-    :mod:`molprop.transfer.strategies`)."""
+    :mod:`molprop.transfer.strategies`). ``train`` defaults to
+    :func:`molprop.models.config.finetune_train_config` (what ``molprop finetune`` uses)."""
 
     pretrained: str | Path | None
     data: str | Path | pd.DataFrame
@@ -91,7 +98,7 @@ class FinetuneRequest:
     split_type: SplitType = "scaffold"
     split_sizes: tuple[float, float, float] = (0.8, 0.1, 0.1)
     split_column: str | None = None
-    train: TrainConfig = field(default_factory=TrainConfig)
+    train: TrainConfig = field(default_factory=finetune_train_config)
     units: list[str] = field(default_factory=list)
     invalid: InvalidPolicy = "skip"
     name: str = ""

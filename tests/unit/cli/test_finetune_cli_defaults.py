@@ -6,7 +6,7 @@ from __future__ import annotations
 from molprop.cli.finetune import DEFAULTS
 from molprop.cli.main import build_parser
 from molprop.cli.options import train_config
-from molprop.models.config import PRESETS, TrainConfig
+from molprop.models.config import PRESETS, TrainConfig, finetune_train_config
 
 DATA = ["--data", "x.csv", "--target-columns", "y", "--out", "o"]
 
@@ -25,6 +25,9 @@ def test_finetune_trains_with_its_own_defaults():
         PRESETS["default"]["train"]["batch_size"],
     )
     assert cfg.patience == TrainConfig.patience and cfg.lr_floor == TrainConfig.lr_floor
+    # every setting: the one home of a fine-tune's defaults, which the Python API's
+    # FinetuneRequest and the service's fine-tune jobs use too
+    assert cfg == finetune_train_config()
 
 
 def test_train_keeps_its_defaults():

@@ -24,7 +24,9 @@ from molprop.jobstore.options import (
     default,
     options_from_json,
 )
+from molprop.models.config import finetune_train_config
 from molprop.nn.heads import TaskType as ModelTaskType
+from molprop.transfer.finetune import FinetuneRequest
 
 
 def test_each_kind_has_its_record_and_the_choices_match_the_models():
@@ -119,6 +121,7 @@ def test_the_service_and_the_worker_take_the_defaults_of_the_record(tmp_path: Pa
         "smiles",
         [],
     )
-    train = request.train
-    assert (train.epochs, train.ensemble_size, train.seed, train.patience) == (30, 1, 0, 7)
+    # trained as `molprop finetune` and the Python API train with no settings given
+    assert request.train == finetune_train_config()
+    assert request.train == FinetuneRequest(None, "d.csv", ["y"], "out").train
     assert request.target_columns == ["y"] and request.name == "m" and not request.progress
