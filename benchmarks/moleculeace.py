@@ -1029,7 +1029,7 @@ def curve_target(records: list[dict]) -> str:
         b = summary.get("scratch", {}).get(s, {}).get(100)
         if a is not None and b is not None:
             each.append(f"{s} {100 * (1 - a / b):+.1f} % ({a:.3f} vs {b:.3f})")
-    detail = f"{100 * red:.1f} % lower (mean of {n} of 3 sets: {'; '.join(each)})"
+    detail = f"{100 * red:.3f} % lower (mean of {n} of 3 sets: {'; '.join(each)})"
     return f"| {label} | {state} | {detail} |"
 
 
