@@ -7,7 +7,7 @@ with its own train / test split and activity-cliff flags (``cliff_mol``). The se
 outside the repository (see ``benchmarks/SOURCES.md``)::
 
     python -m benchmarks.moleculeace --extract WHEEL [--data DIR]      # once
-    python -m benchmarks.moleculeace [--data DIR] [--stages svm curve neural]
+    python -m benchmarks.moleculeace [--data DIR] [--stages svm curve neural] [--first METHOD]
     python -m benchmarks.moleculeace --report            # -> docs/results/moleculeace.md + .png
     python -m benchmarks.moleculeace --import-published CheMeleon.md Chemprop.md \\
         --published-commit SHA                           # -> results/moleculeace_published.csv
@@ -30,6 +30,20 @@ predict (an element absent from the training part, as on small learning-curve su
 the training mean and counted (``n_refused``). Every (method, set, seed) result is
 appended to ``results/moleculeace.jsonl`` as soon as it is known, and skipped when the command is
 run again (learning curve: ``results/moleculeace_curve.jsonl``, keyed by training size too).
+
+Each molprop record keeps the training settings its artifact was made with (``settings``: the
+``train`` section of the model's config.json without the per-run keys seed / devices / num_nodes
+/ strategy / resume, plus the transfer strategy of a fine-tune). A ``foundation`` record counts
+(in the report, and as done when the command is run again) only when its settings equal what
+``molprop finetune`` uses now with this benchmark's flags -- computed from the CLI's own parser
+and training-config builder, so a change of finetune's defaults makes the earlier foundation
+records stale: they stay in the file, are run again, and the report says how many it set aside.
+
+``--first foundation`` runs that method's jobs before everything else: its 30 sets (smallest
+training part first), then its learning curve, then the ``--stages`` as usual (the runs already
+done are skipped). Resuming after a change of finetune's defaults::
+
+    python -m benchmarks.moleculeace --data DIR --work DIR --chemprop EXE --first foundation
 """
 
 from __future__ import annotations
@@ -46,6 +60,7 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -301,22 +316,68 @@ def fill_refused(pred: np.ndarray, train: pd.DataFrame, refused: list[str]) -> t
     return pred, {"n_refused": int(missing.sum()), "refused": refused}
 
 
+VERBS = {"foundation": "finetune", "scratch": "train"}
+#: train-config keys that say how a run was executed, not which recipe it followed
+RUN_ONLY = ("seed", "devices", "num_nodes", "strategy", "resume")
+
+
+def molprop_args(method: str, data: str, seed: int, out: str) -> list[str]:
+    """The ``molprop`` arguments of a foundation / scratch run (after ``python -m
+    molprop.cli.main``): the tool's defaults but for the split and the seed."""
+    args = [VERBS[method], "--data", data, "--target-columns", "y"]
+    args += ["--split-sizes", *SPLIT_SIZES, "--seed", str(seed), "--no-progress", "--out", out]
+    if method == "scratch":
+        args += ["--init", "none"]  # a random start, not molprop train's foundation default
+    return args
+
+
+def recipe(train: dict, transfer_strategy: str | None) -> dict:
+    """The settings that identify a training recipe: a ``train`` config section without the
+    per-run keys, plus the transfer strategy of a fine-tune (None for ``molprop train``)."""
+    found = {k: v for k, v in sorted(train.items()) if k not in RUN_ONLY}
+    if transfer_strategy is not None:
+        found["transfer_strategy"] = transfer_strategy
+    return found
+
+
+def artifact_settings(out: Path) -> dict:
+    """The recipe an artifact was trained with, from its config.json ({} when absent)."""
+    path = out / "config.json"
+    if not path.is_file():
+        return {}
+    config = json.loads(path.read_text())
+    return recipe(config.get("train", {}), config.get("extra", {}).get("strategy"))
+
+
+@cache
+def _current_settings_json(method: str) -> str:
+    from molprop.cli.main import build_parser
+    from molprop.cli.options import train_config
+
+    args = build_parser().parse_args(molprop_args(method, "train.csv", 0, "model"))
+    strategy = getattr(args, "transfer_strategy", None) if method == "foundation" else None
+    return json.dumps(recipe(train_config(args).to_dict(), strategy), sort_keys=True)
+
+
+def current_settings(method: str) -> dict:
+    """What ``molprop finetune`` / ``train`` would use now with :func:`molprop_args`, from the
+    CLI's parser and training-config builder (not a copy of its defaults)."""
+    return json.loads(_current_settings_json(method))
+
+
 def molprop_run(method: str, train: pd.DataFrame, test: pd.DataFrame, seed: int, work: Path):
     """``molprop finetune`` (foundation: no ``--from``) or ``molprop train`` (scratch) with their
-    defaults on the training part -> (test predictions, info)."""
-    verb = {"foundation": "finetune", "scratch": "train"}[method]
+    defaults on the training part -> (test predictions, info with the settings used)."""
     out = work / "model"
     if work.exists():
         shutil.rmtree(work)  # an interrupted run starts over
     csv_path = write_csv(train, work / "train.csv")
     env = thread_env()
-    cmd = [sys.executable, "-m", "molprop.cli.main", verb, "--data", str(csv_path)]
-    cmd += ["--target-columns", "y", "--split-sizes", *SPLIT_SIZES, "--seed", str(seed)]
-    cmd += ["--no-progress", "--out", str(out)]
-    if method == "scratch":
-        cmd += ["--init", "none"]  # a random start, not molprop train's foundation default
-    proc = run_logged(cmd, work / f"{verb}.log", env)
-    info = {"wall_s": round(proc.seconds, 1), "cpu_s": round(proc.cpu_seconds, 1)}
+    cmd = [sys.executable, "-m", "molprop.cli.main"]
+    cmd += molprop_args(method, str(csv_path), seed, str(out))
+    proc = run_logged(cmd, work / f"{VERBS[method]}.log", env)
+    info: dict[str, Any] = {"wall_s": round(proc.seconds, 1), "cpu_s": round(proc.cpu_seconds, 1)}
+    info["settings"] = artifact_settings(out)
     info.update(epochs_trained(out))
     pred, refused = molprop_predict(out, test)
     pred, counted = fill_refused(pred, train, refused)
@@ -394,8 +455,27 @@ def key_of(record: dict, fields: Sequence[str]) -> tuple:
     return tuple(record[f] for f in fields)
 
 
+#: methods whose records count only when made with the tool's current settings
+CHECKED = ("foundation",)
+
+
+def is_current(record: dict) -> bool:
+    """A record counts unless it is a :data:`CHECKED` method's run made with other settings than
+    the tool uses now (a record without settings predates them: stale)."""
+    if record.get("method") not in CHECKED:
+        return True
+    return record.get("settings") == current_settings(record["method"])
+
+
+def split_current(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(records that count, stale records)."""
+    current = [r for r in records if is_current(r)]
+    return current, [r for r in records if not is_current(r)]
+
+
 def done_keys(path: Path, fields: Sequence[str]) -> set[tuple]:
-    return {key_of(r, fields) for r in read_jsonl(path)}
+    """Keys of the records that count; a stale record's run is done again."""
+    return {key_of(r, fields) for r in split_current(read_jsonl(path))[0]}
 
 
 def append_jsonl(path: Path, record: dict) -> None:
@@ -488,17 +568,42 @@ def run(args) -> None:
     if "chemprop" in args.methods and exe is None:
         log.warning("no chemprop executable (--chemprop PATH): chemprop runs skipped")
     sets = args.sets or list(SETS)
-    for stage in args.stages:
-        log.info("stage %s", stage)
+    for stages, chosen in run_passes(args.stages, methods, args.first or []):
+        run_stages(stages, chosen, sets, args, exe)
+
+
+#: the stage order of a ``--first`` pass: the 30 sets, then the learning curve
+FIRST_ORDER = ("neural", "curve", "svm")
+
+
+def run_passes(
+    stages: Sequence[str], methods: Sequence[str], first: Sequence[str]
+) -> list[tuple[list[str], list[str]]]:
+    """(stages, methods) to run in turn: the ``--first`` methods alone (sets before the learning
+    curve), then every method in the given stage order."""
+    passes = []
+    early = [m for m in methods if m in first]
+    if early:
+        stage_methods = {"neural": NEURAL, "curve": CURVE_METHODS, "svm": ("svm",)}
+        wanted = [s for s in FIRST_ORDER if s in stages and set(early) & set(stage_methods[s])]
+        passes.append((wanted, early))
+    return [*passes, (list(stages), list(methods))]
+
+
+def run_stages(stages: Sequence[str], methods: Sequence[str], sets: Sequence[str], args, exe):
+    for stage in stages:
+        log.info("stage %s (%s)", stage, ", ".join(methods))
         if stage == "svm" and "svm" in methods:
             run_jobs(main_jobs(["svm"], sets, args.seeds), RESULT_FILE, MAIN_KEY, args, exe)
         elif stage == "curve":
             curve = [m for m in CURVE_METHODS if m in methods]
-            run_jobs(curve_jobs(curve, args.seeds), CURVE_FILE, CURVE_KEY, args, exe)
+            if curve:
+                run_jobs(curve_jobs(curve, args.seeds), CURVE_FILE, CURVE_KEY, args, exe)
         elif stage == "neural":
             neural = [m for m in NEURAL if m in methods]
-            jobs = main_jobs(neural, neural_order(args.data, sets), args.seeds)
-            run_jobs(jobs, RESULT_FILE, MAIN_KEY, args, exe)
+            if neural:
+                jobs = main_jobs(neural, neural_order(args.data, sets), args.seeds)
+                run_jobs(jobs, RESULT_FILE, MAIN_KEY, args, exe)
 
 
 # --- published results (CheMeleon's repository) --------------------------------------------------
@@ -675,8 +780,36 @@ LABELS = {
 }
 
 
+def settings_text(settings: dict) -> str:
+    """The settings that define a recipe, as flags (``--epochs 30 --schedule ...``)."""
+    keys = ("epochs", "schedule", "warmup_epochs", "lr", "lr_floor", "batch_size", "patience")
+    shown = [
+        f"--{k.replace('_', '-')} {settings[k]:g}"
+        if isinstance(settings[k], float)
+        else f"--{k.replace('_', '-')} {settings[k]}"
+        for k in keys
+        if k in settings
+    ]
+    if "transfer_strategy" in settings:
+        shown.append(f"--strategy {settings['transfer_strategy']}")
+    return " ".join(shown)
+
+
+def stale_note(stale: list[dict], curve_stale: list[dict]) -> list[str]:
+    """Says how many stale foundation records the page leaves out, and why."""
+    if not stale and not curve_stale:
+        return []
+    return [
+        f"Set aside: {len(stale)} foundation runs on the 30 sets and {len(curve_stale)} on the "
+        "learning curve made with other fine-tuning settings than `molprop finetune` uses now "
+        "(they stay in the JSONL files; a rerun of the benchmark repeats them).",
+        "",
+    ]
+
+
 def report(data: Path) -> str:
-    records = read_jsonl(RESULT_FILE)
+    records, stale = split_current(read_jsonl(RESULT_FILE))
+    curve_records, curve_stale = split_current(read_jsonl(CURVE_FILE))
     ours = per_set(records)
     published = load_published()
     table = {**ours, **published}
@@ -698,7 +831,9 @@ def report(data: Path) -> str:
         "Methods, each trained on the set's training part only, seed 0, one CPU thread:",
         "",
         "- **foundation fine-tune**: `molprop finetune` without `--from` (the shipped "
-        "`pretrained/foundation`, its defaults);",
+        "`pretrained/foundation`, its defaults: "
+        f"`{settings_text(current_settings('foundation'))}`; a run counts only when its "
+        "artifact's settings equal these);",
         "- **molprop scratch**: `molprop train --init none` (its defaults, random start);",
         "- **chemprop v2 scratch**: `chemprop train` 2.3.1 with its defaults;",
         "- **SVM-ECFP**: SVR on a MinMax (Tanimoto on counts) kernel of 2048-bit ECFP4 counts, C "
@@ -732,6 +867,7 @@ def report(data: Path) -> str:
         else:
             lines.append(f"- {LABELS[m]}: {have} of 30 sets; missing: {', '.join(missing[m])}.")
     lines.append("")
+    lines += stale_note(stale, curve_stale)
 
     # targets
     f = ours.get("foundation", {})
@@ -764,7 +900,7 @@ def report(data: Path) -> str:
         lines.append(
             "| at least equal to CheMeleon's published RMSE on ≥ 15 of 30 | not yet run | |"
         )
-    lines.append(curve_target(read_jsonl(CURVE_FILE)))
+    lines.append(curve_target(curve_records))
     lines.append("")
 
     # win counts
@@ -849,7 +985,7 @@ def report(data: Path) -> str:
                 )
         lines.append("")
 
-    lines += curve_section(read_jsonl(CURVE_FILE))
+    lines += curve_section(curve_records)
     return "\n".join(lines) + "\n"
 
 
@@ -893,7 +1029,7 @@ def curve_target(records: list[dict]) -> str:
         b = summary.get("scratch", {}).get(s, {}).get(100)
         if a is not None and b is not None:
             each.append(f"{s} {100 * (1 - a / b):+.1f} % ({a:.3f} vs {b:.3f})")
-    detail = f"{100 * red:.1f} % lower (mean of {n} of 3 sets: {'; '.join(each)})"
+    detail = f"{100 * red:.3f} % lower (mean of {n} of 3 sets: {'; '.join(each)})"
     return f"| {label} | {state} | {detail} |"
 
 
@@ -952,6 +1088,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sets", nargs="+", choices=SETS)
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--chemprop", help="chemprop executable (default: next to this Python)")
+    p.add_argument(
+        "--first",
+        nargs="+",
+        choices=METHODS,
+        help="run these methods' jobs before the others (their sets, then their learning curve)",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     if a.extract:

@@ -121,3 +121,114 @@ def test_win_counts_and_ratio():
     c = ace.compare(ours, other)
     assert (c["n"], c["wins"]) == (2, 1)
     assert c["ratio_of_means"] == pytest.approx(0.75 / 0.7)
+
+
+def test_current_settings_follow_the_finetune_parser(monkeypatch):
+    from molprop.cli import finetune
+
+    now = ace.current_settings("foundation")
+    assert now["epochs"] == finetune.DEFAULTS["epochs"]
+    assert now["schedule"] == finetune.DEFAULTS["schedule"]
+    assert now["transfer_strategy"] == "full"
+    assert not set(ace.RUN_ONLY) & set(now)  # the seed etc. do not make a run stale
+    # a change of finetune's defaults changes what counts as current
+    monkeypatch.setitem(finetune.DEFAULTS, "epochs", 7)
+    ace._current_settings_json.cache_clear()
+    try:
+        assert ace.current_settings("foundation")["epochs"] == 7
+    finally:
+        monkeypatch.undo()
+        ace._current_settings_json.cache_clear()
+
+
+def test_artifact_settings_read_the_config(tmp_path):
+    train = {**ace.current_settings("foundation"), "seed": 3, "devices": 1, "resume": False}
+    train.pop("transfer_strategy")
+    config = {"train": train, "extra": {"strategy": "full", "finetuned_from": "x"}}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert ace.artifact_settings(tmp_path) == ace.current_settings("foundation")
+    assert ace.artifact_settings(tmp_path / "absent") == {}
+
+
+def fake_records(method: str = "foundation") -> list[dict]:
+    now = ace.current_settings("foundation")
+    old = {**now, "epochs": 120, "schedule": "plateau", "warmup_epochs": 0}
+    base = {"n_train": 4, "rmse_cliff": 1.0}
+    return [
+        {"method": method, "set": "A", "seed": 0, "rmse": 0.9, **base},  # no settings: stale
+        {"method": method, "set": "B", "seed": 0, "rmse": 0.8, "settings": old, **base},
+        {"method": method, "set": "C", "seed": 0, "rmse": 0.7, "settings": now, **base},
+        {"method": "scratch", "set": "A", "seed": 0, "rmse": 0.6, **base},  # not checked
+    ]
+
+
+@pytest.mark.parametrize("curve", [False, True])
+def test_stale_foundation_runs_are_run_again_and_left_out_of_the_report(
+    tmp_path, monkeypatch, curve
+):
+    results = tmp_path / "r.jsonl"
+    records = fake_records()
+    if curve:
+        records = [{**r, "n_train": 100} for r in records]
+    for r in records:
+        ace.append_jsonl(results, r)
+    calls = []
+
+    def fake_run(method, train, test, seed, work, exe):
+        calls.append((method, seed))
+        return np.zeros(len(test)), {"settings": ace.current_settings("foundation")}
+
+    frame = pd.DataFrame({"smiles": ["C"] * 200, "y": [0.0, 1.0] * 100, "cliff_mol": 0})
+    monkeypatch.setattr(ace, "run_method", fake_run)
+    monkeypatch.setattr(ace, "load_set", lambda data, name: (frame, frame))
+    args = type("Args", (), {"data": tmp_path, "work": tmp_path / "work"})()
+    size = {"n_train": 100} if curve else {}
+    jobs = [{"method": "foundation", "set": s, **size, "seed": 0} for s in "ABC"]
+    jobs.append({"method": "scratch", "set": "A", **size, "seed": 0})
+    key = ace.CURVE_KEY if curve else ace.MAIN_KEY
+    ace.run_jobs(jobs, results, key, args, None)
+    # A and B's foundation runs were stale; C's is current; scratch runs are never stale
+    assert calls == [("foundation", 0), ("foundation", 0)]
+    rows = ace.read_jsonl(results)
+    assert len(rows) == 6  # the stale records stay in the file
+    current, stale = ace.split_current(rows)
+    assert sorted(r["set"] for r in stale) == ["A", "B"]
+    assert sorted((r["method"], r["set"]) for r in current) == [
+        ("foundation", "A"),
+        ("foundation", "B"),
+        ("foundation", "C"),
+        ("scratch", "A"),
+    ]
+    ace.run_jobs(jobs, results, key, args, None)
+    assert len(calls) == 2  # nothing left the second time
+
+
+def test_report_ignores_and_counts_stale_runs(tmp_path, monkeypatch):
+    results, curve = tmp_path / "r.jsonl", tmp_path / "c.jsonl"
+    for r in fake_records():
+        ace.append_jsonl(results, r)
+    for r in fake_records():
+        ace.append_jsonl(curve, {**r, "n_train": 100, "set": "CHEMBL214_Ki"})
+    monkeypatch.setattr(ace, "RESULT_FILE", results)
+    monkeypatch.setattr(ace, "CURVE_FILE", curve)
+    monkeypatch.setattr(ace, "PUBLISHED_FILE", tmp_path / "none.csv")
+    monkeypatch.setattr(ace, "PLOT", tmp_path / "curve.png")
+    monkeypatch.setattr(ace, "SETS", ("A", "B", "C"))
+    text = ace.report(tmp_path)
+    assert "Set aside: 2 foundation runs on the 30 sets and 2 on the learning curve" in text
+    assert "--epochs 30 --schedule warmup_decay --warmup-epochs 2" in text
+    row_a = next(line for line in text.splitlines() if line.startswith("| A |"))
+    row_c = next(line for line in text.splitlines() if line.startswith("| C |"))
+    assert "0.900" not in row_a and "0.600" in row_a  # the stale foundation run is not shown
+    assert "0.700" in row_c
+    # the learning-curve target sees only the current foundation run (none at 100 on 214: C)
+    assert "0.900" not in text.split("## Learning curve")[1]
+
+
+def test_first_methods_run_before_the_others():
+    passes = ace.run_passes(["svm", "curve", "neural"], list(ace.METHODS), ["foundation"])
+    assert passes == [
+        (["neural", "curve"], ["foundation"]),
+        (["svm", "curve", "neural"], list(ace.METHODS)),
+    ]
+    assert ace.run_passes(["svm"], ["svm"], []) == [(["svm"], ["svm"])]
