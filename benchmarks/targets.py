@@ -88,6 +88,7 @@ TARGETS: tuple[Target, ...] = (
     Target("foundation_assay", _TUNE, ("docs/results/foundation_assay.md",)),
     Target("foundation_costs", _TUNE, ("docs/results/foundation.md",)),
     Target("finetune_cost", _TUNE, ("docs/results/foundation.md",)),
+    Target("finetune_defaults", _TUNE, ("docs/results/foundation.md",)),
     Target("moleculeace", _TUNE, ("docs/results/moleculeace.md",)),
     Target("transfer_crossfit", _TRANSFER, ("docs/results/transfer.md",)),
     Target("transfer_residual", _TRANSFER, ("docs/results/transfer.md",)),

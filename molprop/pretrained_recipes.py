@@ -47,6 +47,7 @@ from typing import Any
 import pandas as pd
 
 from molprop.artifact import Artifact, CardTexts
+from molprop.artifact.resolve import PANEL_SUFFIX, PANELS_DIR, artifacts_in
 from molprop.models.config import PRESETS, TaskType, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -820,7 +821,7 @@ def panel_notes(
     from molprop.artifact.panel import read_panel
 
     notes = []
-    for path in sorted((models / "panels").glob("*.json")):
+    for path in sorted((models / PANELS_DIR).glob(f"*{PANEL_SUFFIX}")):
         panel = read_panel(path)
         for target, owner in sorted(panel.served_by.items()):
             if target not in targets:
@@ -829,7 +830,7 @@ def panel_notes(
                 m
                 for m in panel.models
                 if m != owner
-                and (models / m / "config.json").exists()
+                and (models / m) in artifacts_in(models)
                 and target in Artifact(models / m).read_config().task.target_names
             ]
             if owner == model:

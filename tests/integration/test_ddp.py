@@ -24,7 +24,7 @@ import pytest
 from safetensors.torch import load_file
 
 from molprop.inference.predictor import Predictor
-from molprop.models.config import TrainConfig
+from molprop.models.config import TrainConfig, finetune_train_config
 from molprop.training.train import TrainRequest
 from molprop.transfer.finetune import FinetuneRequest, run_finetune
 from molprop.transfer.pretrain import run_pretrain
@@ -152,7 +152,7 @@ def test_two_process_ddp_finetune_writes_once_and_matches_one_process(
     parts = {"train": esol.iloc[100:164], "val": esol.iloc[164:182], "test": esol.iloc[182:]}
     for name, part in parts.items():
         part.to_csv(tmp_path / f"{name}.csv", index=False)
-    cfg = TrainConfig(epochs=3, batch_size=32, lr=1e-3)
+    cfg = finetune_train_config(epochs=3, batch_size=32, lr=1e-3)  # what the CLI trains with
     one = run_finetune(
         FinetuneRequest(
             pretrained=tmp_path / "pre",
