@@ -59,16 +59,18 @@ def add_parser(sub, name: str) -> None:
     p.set_defaults(func=run)
 
 
-def init_conflict(args: argparse.Namespace, name: str, source) -> str:
-    """Why the command line's model or featuriser flags disagree with the init artifact
-    ``source`` (opened from ``--init name``); "" when they agree."""
+def init_conflict(args: argparse.Namespace, name: str, source) -> tuple[str, str] | None:
+    """How the command line's model or featuriser flags disagree with the init artifact
+    ``source`` (opened from ``--init name``): (the disagreement, what to do about it); None
+    when they agree."""
     model, featurizer = source.config.model, source.config.featurizer
     for key, (flag, value) in explicit_model_settings(args).items():
         if getattr(model, key, None) != value:
             return (
                 f"{flag} ({key}={value!r}) conflicts with --init {name}, whose {key} is "
-                f"{getattr(model, key, None)!r}: the architecture comes from the init model; "
-                f"drop {flag.split()[0]} or use --init none"
+                f"{getattr(model, key, None)!r}",
+                f"the architecture comes from the init model; drop {flag.split()[0]} or use "
+                "--init none",
             )
     flags = explicit_featurizer(args)
     requested = featurizer_config(args)
@@ -76,42 +78,52 @@ def init_conflict(args: argparse.Namespace, name: str, source) -> str:
         named = ", ".join(flag for flag, _ in flags.values())
         return (
             f"{named} ({requested.kind} {requested.params}) conflicts with --init {name}, whose "
-            f"featuriser is {featurizer.kind} {featurizer.params}: the featuriser comes from "
-            "the init model; drop them or use --init none"
+            f"featuriser is {featurizer.kind} {featurizer.params}",
+            "the featuriser comes from the init model; drop them or use --init none",
         )
-    return ""
+    return None
 
 
-def auto_init(args: argparse.Namespace) -> tuple[str, str]:
-    """What ``--init auto`` starts from: (``FOUNDATION_MODEL`` or :data:`NO_INIT`, the reason
-    in words). The foundation model for a 2D molecular task whose flags agree with it; a random
-    start for a 3D, periodic or per-atom task, for flags that ask for another architecture or
-    featuriser, and when no foundation model is installed."""
+def auto_init(args: argparse.Namespace):
+    """What ``--init auto`` starts from: (the opened foundation model or None for a random
+    start, the reason in words). The foundation model for a 2D molecular task whose flags
+    agree with it; a random start for a 3D, periodic or per-atom task, for flags that ask for
+    another architecture or featuriser, and when no foundation model is installed."""
     from molprop.artifact.resolve import FOUNDATION_MODEL, has_foundation_model
     from molprop.training.warm_start import InitSource
 
-    if featurizer_config(args).kind != "2d":
-        return NO_INIT, f"the {featurizer_config(args).kind} featuriser is not the foundation's"
+    kind = featurizer_config(args).kind
+    if kind != "2d":
+        return None, f"the {kind} featuriser is not the foundation's"
     if getattr(args, "per_atom", False):
-        return NO_INIT, "a --per-atom model must not see the molecule's size, the foundation does"
+        return None, "a --per-atom model must not see the molecule's size, the foundation does"
     if not has_foundation_model():
-        return NO_INIT, f"no model named {FOUNDATION_MODEL!r} is installed"
-    conflict = init_conflict(args, FOUNDATION_MODEL, InitSource.open(FOUNDATION_MODEL))
+        return None, f"no model named {FOUNDATION_MODEL!r} is installed"
+    source = InitSource.open(FOUNDATION_MODEL)
+    conflict = init_conflict(args, FOUNDATION_MODEL, source)
     if conflict:
-        return NO_INIT, conflict.split(": the ", 1)[0]
-    return FOUNDATION_MODEL, "a 2D molecular task"
+        return None, conflict[0]
+    return source, "a 2D molecular task"
 
 
-def init_name(args: argparse.Namespace) -> str:
-    """The ``--init`` value with ``auto`` decided (:func:`auto_init`, said on stderr)."""
+def init_source(args: argparse.Namespace):
+    """The opened ``--init`` artifact, None for a random start; ``auto`` decided by
+    :func:`auto_init` and said on stderr."""
+    from molprop.artifact.resolve import FOUNDATION_MODEL
+    from molprop.training.warm_start import InitSource
+
     name = getattr(args, "init", None) or AUTO_INIT
+    if name.lower() == NO_INIT:
+        return None
     if name.lower() != AUTO_INIT:
-        return name
-    chosen, why = auto_init(args)
-    start = "a random start" if chosen == NO_INIT else f"starting from the {chosen} model"
-    other = "--init NAME to start from a model" if chosen == NO_INIT else "--init none"
+        return InitSource.open(name)
+    source, why = auto_init(args)
+    if source is None:
+        start, other = "a random start", "--init NAME to start from a model"
+    else:
+        start, other = f"starting from the {FOUNDATION_MODEL} model", "--init none"
     print(f"molprop train: {start} ({why}; {other})", file=sys.stderr)
-    return chosen
+    return source
 
 
 def init_settings(args: argparse.Namespace):
@@ -121,15 +133,14 @@ def init_settings(args: argparse.Namespace):
     featuriser is the artifact's."""
     from molprop.errors import ConfigError
     from molprop.featurize import FeaturizerConfig
-    from molprop.training.warm_start import InitSource
 
-    name = init_name(args)
-    if name.lower() == NO_INIT:
+    source = init_source(args)
+    if source is None:
         return None, model_overrides(args), featurizer_config(args)
-    source = InitSource.open(name)
+    name = getattr(args, "init", None) or AUTO_INIT
     conflict = init_conflict(args, name, source)
     if conflict:
-        raise ConfigError(conflict)
+        raise ConfigError(": ".join(conflict))
     overrides = {key: value for key, (_, value) in explicit_model_settings(args).items()}
     return source.directory, overrides, FeaturizerConfig()  # run_train takes the init's
 
