@@ -81,6 +81,11 @@ TARGETS: tuple[Target, ...] = (
     Target("calibration", _SHIPPED, ("docs/results/calibration.md",)),
     Target("chemistry_checks", _SHIPPED, ("docs/results/chemistry_checks.md",)),
     Target("admet_panel", _SHIPPED, ("docs/results/admet.md",)),
+    Target(
+        "admet_ai_protocol",
+        _SHIPPED,
+        ("docs/results/admet_ai_protocol.md", "docs/results/admet.md"),
+    ),
     Target("admet_throughput", _SHIPPED, ("docs/results/admet.md",)),
     Target("tdc_leaderboard", _SHIPPED, ("docs/results/admet.md",)),
     Target("finetune_assay", _TUNE, ("docs/results/finetune_assay.md",)),
