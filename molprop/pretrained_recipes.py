@@ -821,16 +821,19 @@ def panel_notes(
     from molprop.artifact.panel import read_panel
 
     notes = []
+    shipped: set[Path] | None = None  # the model directories, listed once where needed
     for path in sorted((models / PANELS_DIR).glob(f"*{PANEL_SUFFIX}")):
         panel = read_panel(path)
         for target, owner in sorted(panel.served_by.items()):
             if target not in targets:
                 continue
+            if shipped is None:
+                shipped = set(artifacts_in(models))
             others = [
                 m
                 for m in panel.models
                 if m != owner
-                and (models / m) in artifacts_in(models)
+                and (models / m) in shipped
                 and target in Artifact(models / m).read_config().task.target_names
             ]
             if owner == model:
