@@ -298,7 +298,10 @@ def admet_ai_tally(rows: list[dict[str, Any]]) -> str:
     return (
         f"Against ADMET-AI's reported metric: at least as good on {len(won)} of {len(shared)} "
         f"endpoints both report ({share:.0%}; target ≥ 60 %: {verdict}): {names}. Ours are "
-        "scaffold-split test parts, ADMET-AI's random splits (above)."
+        "scaffold-split test parts, ADMET-AI's random splits (above). The same recipes under "
+        "ADMET-AI's protocol (random splits, 5 seeds), and the small endpoints' scaffold "
+        "metrics over 5 seeds: [admet_splits.md](admet_splits.md) "
+        "(`python -m benchmarks.admet_splits`)."
     )
 
 

@@ -82,9 +82,9 @@ TARGETS: tuple[Target, ...] = (
     Target("chemistry_checks", _SHIPPED, ("docs/results/chemistry_checks.md",)),
     Target("admet_panel", _SHIPPED, ("docs/results/admet.md",)),
     Target(
-        "admet_ai_protocol",
+        "admet_splits",
         _SHIPPED,
-        ("docs/results/admet_ai_protocol.md", "docs/results/admet.md"),
+        ("docs/results/admet_splits.md", "docs/results/admet.md"),
     ),
     Target("admet_throughput", _SHIPPED, ("docs/results/admet.md",)),
     Target("tdc_leaderboard", _SHIPPED, ("docs/results/admet.md",)),
