@@ -720,7 +720,8 @@ def target_line(label: str, cmp: dict, need: int, extra: str = "", extra_ok: boo
         state = "**missed**"
     else:
         state = f"open ({remaining} sets not yet run)"
-    return f"| {label} | {state} | {wins} of {cmp['n']} sets so far (need {need} of 30){extra} |"
+    scope = "sets" if remaining == 0 else "sets so far"
+    return f"| {label} | {state} | {wins} of {cmp['n']} {scope} (need {need} of 30){extra} |"
 
 
 def curve_summary(records: list[dict]) -> dict:
