@@ -57,6 +57,9 @@ DOCS = REPO / "docs" / "results"
 ADMET_DATA = REPO / "data" / "admet"
 #: the shipped panel whose endpoints this page scores
 PANEL = "admet"
+#: ``benchmarks.admet_splits``'s summary (``benchmarks/results/<name>.json``): its tally under
+#: ADMET-AI's protocol is quoted beside ours
+PROTOCOL_SUMMARY = "admet_splits_summary"
 
 #: shipped single-endpoint model -> (its target, the ADMET endpoint measuring the same thing)
 SINGLE = {
@@ -305,6 +308,15 @@ def admet_ai_tally(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def protocol_tally() -> list[str]:
+    """The tally of ``benchmarks.admet_splits`` under ADMET-AI's protocol, as page lines (none
+    before it has run)."""
+    saved = load_result(PROTOCOL_SUMMARY)
+    if not saved or not saved.get("tally"):
+        return []
+    return ["", f"Like for like ([admet_splits.md](admet_splits.md)): {saved['tally']}"]
+
+
 def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: dict) -> Path:
     board = tdc_leaderboard()
     best = leaderboard_cells([r["endpoint"] for r in rows])
@@ -366,6 +378,7 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
         "validation part the intervals were calibrated on).",
         "",
         admet_ai_tally(rows),
+        *protocol_tally(),
     ]
     for r in rows:
         old = r.get("replaced")
