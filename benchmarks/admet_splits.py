@@ -332,6 +332,20 @@ def _sd(r: dict[str, Any]) -> str:
     return "" if not np.isfinite(r["sd"]) else f" ± {r['sd']:.3f}"
 
 
+def _value(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A markdown table and the empty line after it."""
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+        "",
+    ]
+
+
 def write_page(records: list[dict[str, Any]], path: Path = PAGE) -> Path:
     """``docs/results/admet_splits.md`` from the scored records."""
     protocol, scaffold = protocol_summary(records), scaffold_summary(records)
@@ -359,44 +373,34 @@ def write_page(records: list[dict[str, Any]], path: Path = PAGE) -> Path:
     ]
     shipped = _shipped("ours_in_admet_ai_metric")
     if protocol:
-        lines += [
-            "| endpoint | model | metric | n test | molprop, random split (mean ± sd) | seeds "
-            "at least as good | ADMET-AI (random split) | molprop, shipped model, scaffold "
-            "split |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for r in protocol:
-            s = shipped.get(r["endpoint"])
-            lines.append(
-                f"| {r['endpoint']} | {r['model']} | {r['metric']} | {r['n_test']} | "
-                f"{r['mean']:.3f}{_sd(r)} | {r['seeds_as_good']} of {len(r['seeds'])} | "
-                f"{r['admet_ai']:.3f} | {'–' if s is None else f'{s:.3f}'} |"
-            )
-        lines.append("")
+        lines += _table(
+            ["endpoint", "model", "metric", "n test", "molprop, random split (mean ± sd)",
+             "seeds at least as good", "ADMET-AI (random split)",
+             "molprop, shipped model, scaffold split"],
+            [[r["endpoint"], r["model"], r["metric"], str(r["n_test"]),
+              f"{r['mean']:.3f}{_sd(r)}", f"{r['seeds_as_good']} of {len(r['seeds'])}",
+              f"{r['admet_ai']:.3f}", _value(shipped.get(r["endpoint"]))]
+             for r in protocol],
+        )  # fmt: skip
     lines += [
         "## Scaffold splits: the small endpoints over five seeds",
         "",
         f"Endpoints with fewer than {SMALL:,} molecules have small test parts (a tenth of the "
-        "molecules), so one scaffold split's metric depends on which scaffolds it drew. Here the recipes "
-        "that serve them are retrained on scaffold splits seeded 0–4 (seed 0 is the shipped "
-        "model's split) and each endpoint's TDC metric is reported over the seeds.",
+        "molecules), so one scaffold split's metric depends on which scaffolds it drew. Here the "
+        "recipes that serve them are retrained on scaffold splits seeded 0–4 (seed 0 is the "
+        "shipped model's split) and each endpoint's TDC metric is reported over the seeds.",
         "",
     ]
     shipped = _shipped("value")
     if scaffold:
-        lines += [
-            "| endpoint | model | TDC metric | n test per seed | mean ± sd | range | shipped "
-            "model (seed 0, ensemble) |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for r in scaffold:
-            s = shipped.get(r["endpoint"])
-            lines.append(
-                f"| {r['endpoint']} | {r['model']} | {r['metric']} | "
-                f"{', '.join(map(str, r['n_test']))} | {r['mean']:.3f}{_sd(r)} | "
-                f"{r['min']:.3f}–{r['max']:.3f} | {'–' if s is None else f'{s:.3f}'} |"
-            )
-        lines.append("")
+        lines += _table(
+            ["endpoint", "model", "TDC metric", "n test per seed", "mean ± sd", "range",
+             "shipped model (seed 0, ensemble)"],
+            [[r["endpoint"], r["model"], r["metric"], ", ".join(map(str, r["n_test"])),
+              f"{r['mean']:.3f}{_sd(r)}", f"{r['min']:.3f}–{r['max']:.3f}",
+              _value(shipped.get(r["endpoint"]))]
+             for r in scaffold],
+        )  # fmt: skip
     else:
         lines += ["Not measured yet.", ""]
     frame = pd.DataFrame(records)
