@@ -41,7 +41,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
 
-from benchmarks.common import load_result, save_result
+from benchmarks.common import clopper_pearson, load_result, save_result
 from benchmarks.tdc_leaderboard import SOURCE_PATH, SOURCE_REPO
 from benchmarks.tdc_leaderboard import load as tdc_leaderboard
 from molprop.artifact.panel import read_panel
@@ -103,15 +103,6 @@ def test_rows(directory: Path, table: pd.DataFrame) -> pd.DataFrame:
     if rows["smiles"].tolist() != test["smiles"].tolist():
         raise RuntimeError(f"{directory}/split.csv does not index the ADMET table")
     return rows
-
-
-def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The exact (Clopper–Pearson) 95 % interval of a coverage of ``k`` in ``n``."""
-    from scipy.stats import beta
-
-    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return low, high
 
 
 def coverage(directory: Path, endpoint: str) -> dict[str, Any] | None:

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem, RDLogger
 
+from benchmarks.common import clopper_pearson
 from molprop.artifact.calibration import DIFFICULTIES, Calibration, ConformalTarget
 from molprop.inference import Predictor
 from molprop.pretrained_recipes import HARTREE_EV, PRETRAINED, RECIPES, load_data, split_sets
@@ -121,16 +122,15 @@ def sampling_noise(coverage: float, n: int, n_calibration: int | None = None) ->
       exchangeable molecules (pooled, no bins): the test coverage is then Beta-Binomial
       (n, l, n_cal + 1 - l) with l = ceil(0.9 (n_cal + 1)) (Vovk 2012), which adds the
       calibration set's own noise."""
-    from scipy.stats import betabinom, binom, binomtest
+    from scipy.stats import betabinom, binom
 
     k = int(round(coverage * n))
-    ci = binomtest(k, n).proportion_ci(0.95, method="exact")
     ks = np.arange(n + 1)
     band = (ks / n >= OVERALL_BAND[0]) & (ks / n <= OVERALL_BAND[1])
     out = {
         "covered": k,
         "n": n,
-        "clopper_pearson_95": [float(ci.low), float(ci.high)],
+        "clopper_pearson_95": list(clopper_pearson(k, n)),
         "p_band_binomial": float(binom.pmf(ks[band], n, LEVEL).sum()),
     }
     if n_calibration:
@@ -144,10 +144,8 @@ def sampling_noise(coverage: float, n: int, n_calibration: int | None = None) ->
 def holds(coverage: float, n: int) -> tuple[bool, list[float]]:
     """(the nominal level lies in the 95 % Clopper–Pearson interval of a coverage measured on
     ``n`` molecules, that interval): how a set's coverage is judged."""
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(round(coverage * n)), n).proportion_ci(0.95, method="exact")
-    return bool(ci.low <= LEVEL <= ci.high), [float(ci.low), float(ci.high)]
+    low, high = clopper_pearson(int(round(coverage * n)), n)
+    return low <= LEVEL <= high, [low, high]
 
 
 def checks(report: dict) -> dict:
