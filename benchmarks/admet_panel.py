@@ -61,6 +61,16 @@ PANEL = "admet"
 #: ADMET-AI's protocol is quoted beside ours
 PROTOCOL_SUMMARY = "admet_splits_summary"
 
+#: endpoints whose table in ``data/admet`` comes from another source than the TDC dataset of
+#: ADMET-AI's row (``data/admet/SOURCES.md``); the others share TDC's source (MoleculeNet's
+#: Tox21, ClinTox and FreeSolv, AqSolDB, AstraZeneca's ChEMBL deposits, Zhu's LD50), curated
+#: by our own rules
+OTHER_SOURCE = {
+    "bbb_b3db": "B3DB",
+    "ames_pharmabench": "PharmaBench",
+    "ppb_pharmabench": "PharmaBench",
+}
+
 #: shipped single-endpoint model -> (its target, the ADMET endpoint measuring the same thing)
 SINGLE = {
     "solubility": ("logS", "solubility_aqsoldb"),
@@ -299,6 +309,11 @@ def admet_ai_tally(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def _and(names: list[str]) -> str:
+    """``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def protocol_tally() -> list[str]:
     """The tally of ``benchmarks.admet_splits`` under ADMET-AI's protocol, as page lines (none
     before it has run)."""
@@ -335,9 +350,11 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
         f"(`{SOURCE_PATH}`, one leaderboard per TDC dataset name; "
         "`benchmarks/results/tdc_leaderboard.csv` and its SOURCES note). Those models are "
         "scored on TDC's scaffold split of TDC's data; ours on our own scaffold split of our "
-        "curated tables: the TDC dataset's source for solubility_aqsoldb, lipophilicity_az, "
-        "clearance_hepatocyte_az and ld50_zhu, other data for bbb_b3db (B3DB), "
-        "ames_pharmabench and ppb_pharmabench (PharmaBench). Context, not a claim of victory. "
+        "curated tables: the TDC dataset's source for "
+        + _and([e for e, c in best.items() if c != "–" and e not in OTHER_SOURCE])
+        + ", other data for "
+        + _and([f"{e} ({OTHER_SOURCE[e]})" for e, c in best.items() if e in OTHER_SOURCE])
+        + ". Context, not a claim of victory. "
         "For clearance_hepatocyte_az TDC ranks by Spearman, ADMET-AI reports MAE.",
         "",
         "| endpoint | model | unit | n test | TDC metric | molprop | ADMET-AI metric | molprop "

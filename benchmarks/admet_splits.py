@@ -46,7 +46,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from benchmarks.admet_panel import LOWER_BETTER, PROTOCOL_SUMMARY, panel_owners, scores
+from benchmarks.admet_panel import (
+    LOWER_BETTER,
+    OTHER_SOURCE,
+    PROTOCOL_SUMMARY,
+    panel_owners,
+    scores,
+)
 from benchmarks.common import save_result
 from molprop.inference import Predictor
 from molprop.pretrained_admet import (
@@ -71,15 +77,6 @@ SPLITS = ("random", "scaffold")
 #: an endpoint with fewer molecules than this in ``data/admet`` is small: its scaffold test
 #: metric is measured over every seed
 SMALL = 2000
-#: endpoints whose table in ``data/admet`` comes from another source than the TDC dataset of
-#: ADMET-AI's row (``data/admet/SOURCES.md``); the others share TDC's source (MoleculeNet's
-#: Tox21, ClinTox and FreeSolv, AqSolDB, AstraZeneca's ChEMBL deposits, Zhu's LD50), curated
-#: by our own rules
-OTHER_SOURCE = {
-    "bbb_b3db": "B3DB",
-    "ames_pharmabench": "PharmaBench",
-    "ppb_pharmabench": "PharmaBench",
-}
 
 
 def read_records(path: Path = RESULT_FILE) -> list[dict[str, Any]]:
