@@ -469,8 +469,11 @@ def is_current(record: dict) -> bool:
 
 def split_current(records: list[dict]) -> tuple[list[dict], list[dict]]:
     """(records that count, stale records)."""
-    current = [r for r in records if is_current(r)]
-    return current, [r for r in records if not is_current(r)]
+    current: list[dict] = []
+    stale: list[dict] = []
+    for r in records:
+        (current if is_current(r) else stale).append(r)
+    return current, stale
 
 
 def done_keys(path: Path, fields: Sequence[str]) -> set[tuple]:
