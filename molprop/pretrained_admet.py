@@ -19,6 +19,8 @@ unit the ``unit`` of ``endpoints.csv``::
     python -m molprop.pretrained_admet                       # all three
     python -m molprop.pretrained_admet admet_tox21           # one
     python -m molprop.pretrained_admet --stage calibrate     # recalibrate + card, no training
+    python -m molprop.pretrained_admet --stage calibrate-cv admet_regression --work DIR
+        # calibrate on out-of-fold predictions of train + validation (5 fold ensembles)
     python -m molprop.pretrained_admet --stage reference     # percentiles + card, no training
 """
 
@@ -160,20 +162,19 @@ def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
     artifact.remove_invalid_rows()
 
 
-def calibrate(group: AdmetGroup, out: Path) -> None:
-    """Recalibrate the model in ``out`` on its validation split and measure it on its test
-    split (``metrics.json["calibration"]``), weights and other metrics unchanged: the rows of
-    ``split.csv``, read from the merged table as training read them."""
+def split_sets(group: AdmetGroup, out: Path, wanted: tuple[str, ...] = ("val", "test")) -> tuple:
+    """The labelled sets of the parts ``wanted`` of the model's ``split.csv`` (a part such
+    as ``"train+val"`` joins several), read from the merged table as training read them."""
     import numpy as np
 
-    from molprop.training.calibrate import calibrate_artifact
     from molprop.training.tables import TableSpec, load_table, table_set
 
     artifact = Artifact(out)
     split = artifact.read_split()
     if split is None:
         raise RuntimeError(f"{out} has no split: retrain it (--stage train)")
-    split = split[split["split"].isin(["val", "test"])].reset_index(drop=True)
+    names = {name for part in wanted for name in part.split("+")}
+    split = split[split["split"].isin(names)].reset_index(drop=True)
     data = merged_table(group).iloc[split["row"].to_numpy()].reset_index(drop=True)
     spec = TableSpec(
         data, "smiles", list(group.endpoints), artifact.read_config().featurizer, progress=False
@@ -182,9 +183,43 @@ def calibrate(group: AdmetGroup, out: Path) -> None:
     if table.smiles != split["smiles"].tolist():
         raise RuntimeError(f"{out}/split.csv does not index the merged ADMET table")
     labels = split["split"].to_numpy()
-    val, test = (table_set(table, np.flatnonzero(labels == part)) for part in ("val", "test"))
+    return tuple(
+        table_set(table, np.flatnonzero(np.isin(labels, part.split("+")))) for part in wanted
+    )
+
+
+def calibrate(group: AdmetGroup, out: Path) -> None:
+    """Recalibrate the model in ``out`` on its validation split and measure it on its test
+    split (``metrics.json["calibration"]``), weights and other metrics unchanged."""
+    from molprop.training.calibrate import calibrate_artifact
+
+    val, test = split_sets(group, out)
     report = calibrate_artifact(out, val, test, strict=False)
-    artifact.update_metrics(calibration=report)
+    Artifact(out).update_metrics(calibration=report)
+
+
+def calibrate_cv(
+    group: AdmetGroup,
+    out: Path,
+    work: Path | None = None,
+    threads: int | None = 1,
+    only_folds: tuple[int, ...] | None = None,
+) -> None:
+    """Calibrate the model in ``out`` on out-of-fold predictions of its train + validation
+    rows (5-fold scaffold cross-validation, each fold an ensemble fine-tuned as the model was;
+    fold models in ``work`` or a temporary directory), measure it on its test split
+    (``metrics.json["calibration"]``), weights unchanged. ``only_folds``: train just those
+    fold models into ``work`` and fit nothing (folds spread over processes)."""
+    from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv, train_folds
+
+    cv = CrossValidation(work_dir=work, threads=threads, only_folds=only_folds)
+    if only_folds is not None:
+        (trainval,) = split_sets(group, out, ("train+val",))
+        log.info("fold models %s of %s ready in %s", train_folds(out, trainval, cv), out, work)
+        return
+    trainval, test = split_sets(group, out, ("train+val", "test"))
+    report = calibrate_artifact_cv(out, trainval, test, cv, what="train+val")
+    Artifact(out).update_metrics(calibration=report)
 
 
 def portable_config(out: Path) -> None:
@@ -232,13 +267,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", default=list(known), help="models to build")
     parser.add_argument(
         "--stage",
-        choices=["all", "train", "calibrate", "reference", "card"],
+        choices=["all", "train", "calibrate", "calibrate-cv", "reference", "card"],
         default="all",
-        help="calibrate: recalibrate on the validation split (no retraining) + card",
+        help="calibrate: recalibrate on the validation split (no retraining) + card; "
+        "calibrate-cv: on out-of-fold predictions of train+val (5-fold scaffold CV, fold "
+        "ensembles fine-tuned as the model was) + card",
     )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     parser.add_argument("--init", default=INIT, help="starting model (name or directory)")
+    parser.add_argument(
+        "--work", default=None, help="calibrate-cv: keep the fold models here (default: temporary)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads of the fold trainings (default 1)"
+    )
+    parser.add_argument(
+        "--folds",
+        default=None,
+        help="calibrate-cv: only train these fold models into --work (e.g. 0,2), fit nothing; "
+        "run once without it to calibrate",
+    )
     args = parser.parse_args(argv)
+    only = None if args.folds is None else tuple(int(k) for k in args.folds.split(","))
+    if only is not None and (args.stage != "calibrate-cv" or args.work is None):
+        parser.error("--folds goes with --stage calibrate-cv and --work")
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -253,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         portable_config(out)
         if args.stage == "calibrate":
             calibrate(group, out)
+        if args.stage == "calibrate-cv":
+            work = None if args.work is None else Path(args.work) / name
+            calibrate_cv(group, out, work, args.threads, only)
+            if only is not None:
+                continue
         if args.stage in ("all", "reference"):
             reference(out)
         write_card(group, out)

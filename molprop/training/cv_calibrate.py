@@ -34,8 +34,17 @@ model); a given work directory keeps them, and a fold model there trained on the
 molecules is reused (an interrupted run resumes at the next fold). Each fold logs a line when it starts and when it ends (held-out RMSE,
 seconds); ``threads`` runs the fold trainings with that many torch threads.
 
-Models that cannot be retrained from their own ``config.json`` (fine-tuned from a pretrained
-model, or with augmented inputs) are refused: their recipe is not in the artifact.
+A model fine-tuned from another (``config.json``'s ``finetuned_from``: ``molprop train
+--init``, every shipped ADMET model) has its fold ensembles fine-tuned the same way: member ``m``
+of a fold starts from the encoder and readout of that model's member ``m mod n`` with a fresh
+head (:class:`~molprop.training.warm_start.InitSource`), the start found at the recorded path
+or, failing that, by its directory's name among the model directories (the shipped
+``foundation``); its weights are part of a kept fold model's key. Models with augmented inputs
+are refused: that recipe is not in the artifact.
+
+``only_folds`` trains (or reuses) just those folds' models in the kept work directory and fits
+nothing, so that folds can be trained by several processes at once; a last run without it
+reuses them all.
 """
 
 from __future__ import annotations
@@ -59,13 +68,14 @@ from molprop.artifact.calibration import Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdout
-from molprop.errors import ConfigError, DataError
+from molprop.errors import ArtifactError, ConfigError, DataError
 from molprop.inference import Predictor
 from molprop.models.predict import per_atom_counts
 from molprop.training.calibrate import raw_predictions, store_calibration
 from molprop.training.calibration_fit import fit_calibration
 from molprop.training.fit import build_model, fit_ensemble
 from molprop.training.tables import LabelledSet, make_task, model_targets, subset
+from molprop.training.warm_start import InitSource
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +113,20 @@ class CrossValidation:
     work_dir: str | Path | None = None
     threads: int | None = None
     progress: bool = False
+    #: train (or reuse) only these folds' models in ``work_dir`` and fit nothing (None: all)
+    only_folds: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.folds < 2:
             raise ConfigError(f"cross-validation needs at least 2 folds, got {self.folds}")
+        if self.only_folds is not None:
+            bad = sorted(set(self.only_folds) - set(range(self.folds)))
+            if bad:
+                raise ConfigError(
+                    f"folds {bad} are not among the {self.folds} folds 0-{self.folds - 1}"
+                )
+            if self.work_dir is None:
+                raise ConfigError("only_folds trains fold models to keep: give a work directory")
         if not 0.0 < self.val_fraction < 1.0:
             raise ConfigError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
         if self.threads is not None and self.threads < 1:
@@ -140,20 +160,49 @@ class OutOfFold:
     in_domain: np.ndarray | None = None
 
 
-def check_retrainable(config: ArtifactConfig) -> None:
-    """Refuse artifacts whose training recipe is not fully in ``config.json``."""
+def check_retrainable(config: ArtifactConfig) -> InitSource | None:
+    """Refuse artifacts whose training recipe is not fully in ``config.json``; the model a
+    fine-tuned one started from (None: a random start)."""
     if config.augment is not None or config.model.n_extra:
         raise ConfigError(
             "cross-validated calibration retrains the model from its config.json; this model "
             "takes augmented inputs from a pretrained model, which it cannot reproduce: use "
             "`molprop calibrate --data` (a labelled table) instead"
         )
-    if config.provenance.finetuned_from:
-        raise ConfigError(
-            "cross-validated calibration retrains the model from scratch; this model was "
-            f"fine-tuned from {config.provenance.finetuned_from}: use `molprop calibrate "
-            "--data` (a labelled table) instead"
-        )
+    return fold_start(config.provenance.finetuned_from)
+
+
+def fold_start(finetuned_from: str) -> InitSource | None:
+    """The model the fold ensembles start from: ``finetuned_from`` as a path, else its last
+    component as a model name (``pretrained/foundation`` -> the shipped ``foundation``)."""
+    if not finetuned_from:
+        return None
+    path = Path(finetuned_from)
+    tried = [str(path)]
+    try:
+        return InitSource.open(path)
+    except ArtifactError:
+        pass
+    try:
+        return InitSource.open(path.name)
+    except ArtifactError:
+        tried.append(f"a model named {path.name!r}")
+    raise ConfigError(
+        f"cross-validated calibration fine-tunes each fold as this model was, from "
+        f"{finetuned_from}, which is not here (tried {' and '.join(tried)}): use `molprop "
+        "calibrate --data` (a labelled table) instead"
+    )
+
+
+def _start_digest(start: InitSource | None) -> str:
+    """What a fold model's start is: its directory's name and its member weights' digest."""
+    if start is None:
+        return "random"
+    h = hashlib.sha256()
+    artifact = Artifact(start.directory)
+    for i in range(start.config.n_members):
+        h.update(artifact.member_path(i).read_bytes())
+    return f"{start.directory.name}:{h.hexdigest()}"
 
 
 @contextmanager
@@ -177,9 +226,11 @@ def _train_fold(
     fold_dir: Path,
     name: str,
     progress: bool,
+    start: InitSource | None = None,
 ) -> dict[str, Any]:
     """Train an ensemble with the artifact's recipe on ``train_rows`` (early stopping on
-    ``val_rows``) and write it as an artifact to ``fold_dir``; returns its member summaries."""
+    ``val_rows``; members fine-tuned from ``start``, else random starts) and write it as an
+    artifact to ``fold_dir``; returns its member summaries."""
     targets = np.asarray(data.targets, dtype=np.float64)
 
     def part(rows: np.ndarray) -> tuple[list, np.ndarray]:
@@ -199,7 +250,11 @@ def _train_fold(
     val_ds = GraphDataset(val_graphs, model_targets(task, y_val))
     train_cfg = replace(config.train, ensemble_size=config.n_members, resume=False)
     fitted = fit_ensemble(
-        lambda m, seed: build_model(config.model, seed),
+        lambda m, seed: (
+            build_model(config.model, seed)
+            if start is None
+            else start.member(config.model, m, seed)
+        ),
         train_ds,
         val_ds,
         train_cfg,
@@ -223,11 +278,14 @@ def _fold_key(
     train_rows: np.ndarray,
     val_rows: np.ndarray,
     held: np.ndarray,
+    start: str = "random",
 ) -> str:
-    """A digest of the recipe and of the fold's training / early-stopping / held-out molecules
-    and labels."""
+    """A digest of the recipe (``start``: :func:`_start_digest`) and of the fold's training /
+    early-stopping / held-out molecules and labels."""
     h = hashlib.sha256()
-    recipe = {"model": config.model.to_dict(), "train": config.train.to_dict()}
+    recipe: dict[str, Any] = {"model": config.model.to_dict(), "train": config.train.to_dict()}
+    if start != "random":  # (random-start keys stay those of the fold models kept before)
+        recipe["start"] = start
     h.update(json.dumps(recipe, sort_keys=True).encode())
     h.update(json.dumps(config.featurizer.to_dict(), sort_keys=True).encode())
     assert data.smiles is not None
@@ -254,7 +312,8 @@ def out_of_fold(
     ``fold_domains``, each fold model gets the applicability domain of its training molecules
     and ``in_domain`` says whether each molecule is in the domain of the model that predicted
     it."""
-    check_retrainable(config)
+    start = check_retrainable(config)
+    start_key = _start_digest(start)
     if data.smiles is None:
         raise DataError("cross-validated calibration needs the molecules' SMILES (scaffolds)")
     n, n_targets = len(data), len(config.task.target_names)
@@ -293,7 +352,9 @@ def out_of_fold(
     try:
         with _torch_threads(cv.threads):
             for k in range(cv.folds):
-                start = time.perf_counter()
+                if cv.only_folds is not None and k not in cv.only_folds:
+                    continue
+                began = time.perf_counter()
                 held = np.flatnonzero(fold == k)
                 rest = np.flatnonzero((fold != k) & (fold != -1))  # ALWAYS_TRAIN included
                 inner_train, inner_val = scaffold_holdout(
@@ -311,7 +372,7 @@ def out_of_fold(
                     len(held),
                 )
                 fold_dir = base / f"fold_{k}"
-                key = _fold_key(config, data, train_rows, val_rows, held)
+                key = _fold_key(config, data, train_rows, val_rows, held, start_key)
                 trained = _reusable(fold_dir, key)
                 reused = trained is not None
                 if trained is not None:
@@ -327,11 +388,15 @@ def out_of_fold(
                         fold_dir,
                         f"{config.name or 'model'}.cv{k}",
                         cv.progress,
+                        start,
                     )
                     (fold_dir / FOLD_MARKER).write_text(json.dumps({"key": key, **trained}))
                 fold_model = Artifact(fold_dir)
                 if fold_domains and not fold_model.has_domain():
                     fold_model.add_domain([str(data.smiles[i]) for i in train_rows])
+                if cv.only_folds is not None:
+                    log.info("cross-validation fold %d/%d: model ready", k + 1, cv.folds)
+                    continue
                 raw = raw_predictions(Predictor.from_pretrained(fold_dir), subset(data, held))
                 mean[held], ok[held] = raw.mean, raw.ok
                 if in_domain is not None:
@@ -344,7 +409,7 @@ def out_of_fold(
                     "n_train": len(train_rows),
                     "n_early_stopping": len(val_rows),
                     "n_held_out": len(held),
-                    "seconds": round(time.perf_counter() - start, 1),
+                    "seconds": round(time.perf_counter() - began, 1),
                     "reused": reused,
                     "training_seconds": round(sum(m["seconds"] for m in trained["members"]), 1),
                     "best_epochs": [m["best_epoch"] for m in trained["members"]],
@@ -387,6 +452,8 @@ def fit_cross_validated(
     """The calibration of the artifact ``directory`` fitted on out-of-fold predictions of
     ``data`` (``what`` names it in ``fitted_on``), the artifact's predictor, and the
     out-of-fold predictions. Nothing is written."""
+    if cv.only_folds is not None:
+        raise ConfigError("only_folds trains fold models and fits nothing: use train_folds")
     predictor = Predictor.from_pretrained(directory)
     config = predictor.config
     has_domain = predictor.domain is not None and data.smiles is not None
@@ -409,6 +476,16 @@ def fit_cross_validated(
         difficulty="std",
     )
     return calibration, predictor, oof
+
+
+def train_folds(directory: str | Path, data: LabelledSet, cv: CrossValidation) -> list[int]:
+    """Train (or reuse) the fold models ``cv.only_folds`` of the artifact ``directory`` over
+    ``data`` in ``cv.work_dir``, fitting nothing; the folds now ready."""
+    if cv.only_folds is None or cv.work_dir is None:
+        raise ConfigError("train_folds needs the folds to train and a work directory")
+    config = Predictor.from_pretrained(directory).config
+    out_of_fold(config, data, cv, fold_domains=Artifact(Path(directory)).has_domain())
+    return sorted(cv.only_folds)
 
 
 def calibrate_artifact_cv(
@@ -435,4 +512,5 @@ __all__ = [
     "check_retrainable",
     "fit_cross_validated",
     "out_of_fold",
+    "train_folds",
 ]

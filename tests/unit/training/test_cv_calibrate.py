@@ -173,7 +173,7 @@ def test_cv_calibration_is_out_of_fold_and_never_sees_test_rows(
 def test_cli_calibrate_cv_data_keeps_the_weights(tmp_path: Path, capsys) -> None:
     """``molprop calibrate --model DIR --cv-data TABLE`` rewrites the calibration only (new
     version, weights byte-identical, fold models in --cv-work, none next to the model), and a
-    model it cannot retrain (fine-tuned) is refused."""
+    model whose start is not here (fine-tuned from a model that is gone) is refused, naming it."""
     from dataclasses import replace
 
     from molprop.artifact.store import load_config
@@ -199,8 +199,9 @@ def test_cli_calibrate_cv_data_keeps_the_weights(tmp_path: Path, capsys) -> None
     assert not list(out.glob("fold_*"))
 
     config = load_config(out)
-    finetuned = replace(config, provenance=replace(config.provenance, finetuned_from="x"))
-    with pytest.raises(ConfigError, match="fine-tuned"):
+    gone = str(tmp_path / "no_such_start")
+    finetuned = replace(config, provenance=replace(config.provenance, finetuned_from=gone))
+    with pytest.raises(ConfigError, match="no_such_start.*which is not here"):
         cv_module.check_retrainable(finetuned)
 
 
@@ -211,16 +212,15 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     trainings cut to 1 epoch here): 5 folds over its train + validation rows (test rows never
     trained on, predicted or fitted), the shipped recipe, weights byte-identical; the
     calibration, metrics.json and the card say what it was fitted on; a kept work directory's
-    fold models are reused. The shipped model is fine-tuned from the foundation model, which
-    cross-validation (folds retrained from scratch) refuses; the stage runs on a copy that
-    names no start."""
+    fold models are reused. The shipped model is fine-tuned from the foundation model, and so
+    is every fold member (the foundation's encoder, a fresh head), found by name although the
+    copy's recorded start is a path relative to the repository."""
     import shutil
     from dataclasses import replace
 
     import molprop.pretrained_recipes as recipes_module
     from molprop.artifact.resolve import shipped_models_dir
-    from molprop.artifact.store import load_config, write_config
-    from molprop.errors import ConfigError
+    from molprop.artifact.store import load_config
     from molprop.pretrained_recipes import RECIPES, main, train_config
 
     recipe = RECIPES["hydration_free_energy"]
@@ -228,11 +228,16 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     shutil.copytree(shipped_models_dir() / recipe.name, models / recipe.name)
     out = models / recipe.name
     config = load_config(out)
-    if config.provenance.finetuned_from:
-        with pytest.raises(ConfigError, match="fine-tuned"):
-            main([recipe.name, "--stage", "calibrate-cv", "--out", str(models)])
-        provenance = replace(config.provenance, finetuned_from="", fresh_head=None)
-        write_config(out, replace(config, provenance=provenance))
+    assert config.provenance.finetuned_from == "pretrained/foundation"
+    starts: list[tuple[str, int]] = []
+    real_member = cv_module.InitSource.member
+
+    def member(source, model_config, m, seed):
+        starts.append((source.directory.name, m))
+        return real_member(source, model_config, m, seed)
+
+    monkeypatch.setattr(cv_module.InitSource, "member", member)
+    monkeypatch.chdir(tmp_path)  # the recorded relative path does not lead there
     before = _digest(out)
     real = cv_module.fit_ensemble  # the spy; cut its epochs
     monkeypatch.setattr(
@@ -266,6 +271,8 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     test_ids = {id(g) for g in test.items}
     index = {id(g): i for i, g in enumerate(trainval.items)}
     assert len(spies["train"]) == 5
+    members = config.n_members
+    assert starts == [("foundation", m) for _ in range(5) for m in range(members)]
     held = []
     for ids in spies["train"] + spies["val"] + spies["predicted"]:
         assert not set(ids) & test_ids
