@@ -12,6 +12,7 @@ sizes disagree with its weights is refused without allocating them.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +33,19 @@ from molprop.artifact.paths import (
 )
 from molprop.errors import ArtifactError, ConfigError
 from molprop.models.model import MolPropModel
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write ``data`` as indented JSON to ``path`` atomically (a temporary file in the same
+    folder, then renamed over it), so that a process reading the file at the same time sees
+    the old file or the new one, never a part."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=2))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def member_path(directory: Path, i: int) -> Path:
@@ -74,9 +88,7 @@ def load_config(directory: str | Path) -> ArtifactConfig:
 
 def write_config(directory: str | Path, config: ArtifactConfig) -> Path:
     """Write ``config`` as the ``config.json`` of the artifact ``directory``."""
-    path = Path(directory) / CONFIG_NAME
-    path.write_text(json.dumps(config.to_dict(), indent=2))
-    return path
+    return write_json(Path(directory) / CONFIG_NAME, config.to_dict())
 
 
 def update_provenance(directory: str | Path, **changes: Any) -> ArtifactConfig:
@@ -88,6 +100,7 @@ def update_provenance(directory: str | Path, **changes: Any) -> ArtifactConfig:
     provenance = replace(config.provenance, **changes)
     path = artifact_file(directory, CONFIG_NAME)
     data = json.loads(path.read_text())
+    before = json.dumps(data)
     extra = data.setdefault("extra", {})
     for key in changes:
         value = getattr(provenance, key)
@@ -95,7 +108,8 @@ def update_provenance(directory: str | Path, **changes: Any) -> ArtifactConfig:
             extra.pop(key, None)
         else:
             extra[key] = value
-    path.write_text(json.dumps(data, indent=2))
+    if json.dumps(data) != before:  # rewritten only when a field changes
+        write_json(path, data)
     return replace(config, provenance=provenance)
 
 
@@ -147,9 +161,7 @@ def _renamed_keys(value: Any, mapping: dict[str, str]) -> Any:
 def write_metrics(directory: str | Path, metrics: dict[str, Any]) -> Path:
     """Write ``metrics.json`` (``{"train"|"val"|"test": {"ensemble": ..., "members": [...]},
     "training": {...}}``) into the artifact ``directory``."""
-    path = Path(directory) / METRICS_NAME
-    path.write_text(json.dumps(metrics, indent=2))
-    return path
+    return write_json(Path(directory) / METRICS_NAME, metrics)
 
 
 def read_metrics(directory: str | Path) -> dict[str, Any]:

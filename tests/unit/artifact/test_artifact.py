@@ -79,3 +79,32 @@ def test_bad_schema_and_unknown_keys_rejected(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="schema"):
         load_config(tmp_path)
+
+
+def test_provenance_update_rewrites_config_only_on_change_and_atomically(tmp_path, monkeypatch):
+    """Two processes setting the same provenance at once (two ``--folds`` runs of one model)
+    once left a half-written config.json that the other could not read: setting a value the
+    file already has leaves the file untouched; a change is written through a temporary file
+    renamed over it (a reader never sees a part) and leaves no temporary behind."""
+    import os
+
+    import molprop.artifact.store as store
+
+    _artifact(tmp_path, n_members=1)
+    store.update_provenance(tmp_path, data="data/x.csv")
+    path = tmp_path / "config.json"
+    before = (path.stat().st_ino, path.stat().st_mtime_ns, path.read_bytes())
+    written: list = []
+    monkeypatch.setattr(store, "write_json", lambda p, d: written.append(p))
+    store.update_provenance(tmp_path, data="data/x.csv")
+    assert written == []
+    assert (path.stat().st_ino, path.stat().st_mtime_ns, path.read_bytes()) == before
+    monkeypatch.undo()
+    replaced: list = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (replaced.append((a, b)), real_replace(a, b)))
+    store.update_provenance(tmp_path, data="data/y.csv")
+    assert [b for _, b in replaced] == [path]
+    assert json.loads(path.read_text())["extra"]["data"] == "data/y.csv"
+    assert load_config(tmp_path).provenance.data == "data/y.csv"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
