@@ -130,6 +130,39 @@ def coverage(directory: Path, endpoint: str) -> dict[str, Any] | None:
             "holds": low <= 0.9 <= high}  # fmt: skip
 
 
+#: where the cross-validated calibration of ``admet_regression`` is kept when it is measured
+#: and not shipped (its ``metrics.json``: the calibration report, test coverage included)
+CV_MEASURED = REPO / "benchmarks" / "results" / "calibration_cv" / "admet_regression"
+#: fixed before any cross-validated calibration of ``admet_regression`` was measured
+CV_SHIP_RULE = (
+    "The cross-validated calibration of `admet_regression` (5-fold scaffold cross-validation "
+    "of its train + validation rows, each fold ensemble fine-tuned from the foundation model as "
+    "the shipped one was: `python -m molprop.pretrained_admet --stage calibrate-cv`) replaces "
+    "its validation-split calibration when, on the scaffold test split, more of the endpoints "
+    "that both calibrate hold the 90 % Clopper–Pearson criterion; on a tie or fewer, the "
+    "validation-split calibration stays. One comparison, decided by this rule alone."
+)
+
+
+def cv_decision(validation: Path, cv: Path, endpoints: list[str]) -> dict[str, Any]:
+    """:data:`CV_SHIP_RULE` between the calibration reports (``metrics.json``) in the model
+    directories ``validation`` and ``cv`` over ``endpoints``: the endpoints both calibrate,
+    those each holds, and whether the cross-validated one ships."""
+    covs = {e: (coverage(validation, e), coverage(cv, e)) for e in endpoints}
+    both = [e for e, (v, c) in covs.items() if v is not None and c is not None]
+    hold = {
+        which: [e for e in both if covs[e][i]["holds"]]  # type: ignore[index]
+        for i, which in enumerate(("validation", "cv"))
+    }
+    return {
+        "endpoints": both,
+        "hold_validation": hold["validation"],
+        "hold_cv": hold["cv"],
+        "only_cv": [e for e, (v, c) in covs.items() if v is None and c is not None],
+        "ship_cv": len(hold["cv"]) > len(hold["validation"]),
+    }
+
+
 def panel_owners(models: Path) -> dict[str, str]:
     """endpoint -> the model the shipped panel answers it with where that is not its ADMET
     model (the panel file's ``served_by``; empty without a panel file)."""
