@@ -5,37 +5,25 @@ endpoints hold; a tie keeps the shipped one."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from benchmarks.admet_panel import cv_decision
 
 
-def _model(path: Path, coverages: dict[str, tuple[float, int] | None]) -> Path:
-    """A model directory whose metrics.json reports these 90 % test coverages (None: the
-    endpoint is not calibrated)."""
+def _report(coverages: dict[str, tuple[float, int] | None]) -> dict:
+    """A calibration report with these 90 % test coverages (None: not calibrated)."""
     test = {
         e: {"not_calibrated": "too few"}
         if c is None
         else {"n": c[1], "levels": {"0.9": {"coverage": c[0], "n": c[1], "mean_width": 1.0}}}
         for e, c in coverages.items()
     }
-    path.mkdir()
-    (path / "metrics.json").write_text(json.dumps({"calibration": {"test": test}}))
-    return path
+    return {"test": test}
 
 
-def test_more_endpoints_holding_ships_cv_and_a_tie_keeps_validation(tmp_path: Path) -> None:
+def test_more_endpoints_holding_ships_cv_and_a_tie_keeps_validation() -> None:
     # n 500: 0.90 and 0.91 hold, 0.86 and 0.94 miss (95 % CP interval excludes 0.9)
-    validation = _model(
-        tmp_path / "val", {"a": (0.90, 500), "b": (0.86, 500), "c": (0.94, 500), "h": None}
-    )
-    better = _model(
-        tmp_path / "cv1", {"a": (0.91, 500), "b": (0.90, 500), "c": (0.94, 500), "h": (0.9, 100)}
-    )
-    same = _model(
-        tmp_path / "cv2", {"a": (0.86, 500), "b": (0.90, 500), "c": (0.94, 500), "h": (0.9, 100)}
-    )
+    validation = _report({"a": (0.90, 500), "b": (0.86, 500), "c": (0.94, 500), "h": None})
+    better = _report({"a": (0.91, 500), "b": (0.90, 500), "c": (0.94, 500), "h": (0.9, 100)})
+    same = _report({"a": (0.86, 500), "b": (0.90, 500), "c": (0.94, 500), "h": (0.9, 100)})
     endpoints = ["a", "b", "c", "h"]
     won = cv_decision(validation, better, endpoints)
     assert won["endpoints"] == ["a", "b", "c"] and won["only_cv"] == ["h"]
