@@ -169,6 +169,91 @@ def cv_decision(validation: dict[str, Any], cv: dict[str, Any], endpoints: list[
     }
 
 
+def record_calibration_choice(validation: Path, cv: Path) -> Path:
+    """Keep the calibration reports of two copies of ``admet_regression`` (same weights), one
+    calibrated on its validation split and one cross-validated, in :data:`CALIBRATION_CHOICE`."""
+
+    def report(directory: Path) -> dict[str, Any]:
+        return json.loads((directory / "metrics.json").read_text())["calibration"]
+
+    weights = [
+        sorted((p.relative_to(d).as_posix(), p.read_bytes()) for p in (d / "members").rglob("*.*"))
+        for d in (validation, cv)
+    ]
+    if weights[0] != weights[1]:
+        raise RuntimeError(f"{validation} and {cv} are not the same model (their weights differ)")
+    reports = {"validation": report(validation), "cv": report(cv)}
+    if "cross_validation" not in reports["cv"]:
+        raise RuntimeError(f"{cv} is not calibrated by cross-validation")
+    CALIBRATION_CHOICE.write_text(json.dumps(reports, indent=1) + "\n")
+    return CALIBRATION_CHOICE
+
+
+def regression_endpoints(models: Path) -> list[str]:
+    """The targets of ``models/admet_regression`` (from its config.json)."""
+    config = json.loads((models / "admet_regression" / "config.json").read_text())
+    return list(config["task"]["target_names"])
+
+
+def calibration_choice_section(models: Path, endpoints: list[str]) -> list[str]:
+    """The page's section on :data:`CV_SHIP_RULE`: both calibrations' 90 % test coverage per
+    endpoint, the decision, and which one ``models/admet_regression`` ships (empty without
+    :data:`CALIBRATION_CHOICE`)."""
+    if not CALIBRATION_CHOICE.exists():
+        return []
+    reports = json.loads(CALIBRATION_CHOICE.read_text())
+    decision = cv_decision(reports["validation"], reports["cv"], endpoints)
+    shipped = json.loads((models / "admet_regression" / "metrics.json").read_text())
+    fitted = shipped["calibration"]["fitted_on"]
+    which = next((k for k, r in reports.items() if r["fitted_on"] == fitted), None)
+    lines = [
+        "",
+        "## Validation-split or cross-validated calibration of admet_regression",
+        "",
+        CV_SHIP_RULE,
+        "",
+        f"- validation split: {reports['validation']['fitted_on']}",
+        f"- cross-validated: {reports['cv']['fitted_on']}",
+        "",
+        "| endpoint | validation-split: coverage [95 % CP], mean width | cross-validated: "
+        "coverage [95 % CP], mean width |",
+        "|---|---|---|",
+    ]
+
+    def cell(report: dict[str, Any], endpoint: str) -> str:
+        cov = report_coverage(report, endpoint)
+        if cov is None:
+            return "not calibrated"
+        width = report["test"][endpoint]["levels"]["0.9"]["mean_width"]
+        verdict = "holds" if cov["holds"] else "missed"
+        return (
+            f"{cov['coverage']:.3f} [{cov['cp_low']:.3f}, {cov['cp_high']:.3f}], "
+            f"{_fmt(width)}: {verdict}"
+        )
+
+    for e in endpoints:
+        lines.append(f"| {e} | {cell(reports['validation'], e)} | {cell(reports['cv'], e)} |")
+    n = len(decision["endpoints"])
+    chosen = "cross-validated" if decision["ship_cv"] else "validation-split"
+    lines += [
+        "",
+        f"Endpoints both calibrate: {n}; holding the criterion: validation split "
+        f"{len(decision['hold_validation'])} of {n}, cross-validated {len(decision['hold_cv'])} "
+        f"of {n}. The rule picks the **{chosen}** calibration; `admet_regression` ships the "
+        + (
+            {"validation": "validation-split", "cv": "cross-validated"}[which] + " one."
+            if which
+            else "calibration fitted on: " + fitted + " (neither of the two)."
+        ),
+    ]
+    if decision["only_cv"]:
+        lines.append(
+            f"Calibrated only cross-validated (too few validation molecules): "
+            f"{_and(decision['only_cv'])}."
+        )
+    return lines
+
+
 def panel_owners(models: Path) -> dict[str, str]:
     """endpoint -> the model the shipped panel answers it with where that is not its ADMET
     model (the panel file's ``served_by``; empty without a panel file)."""
@@ -362,7 +447,12 @@ def protocol_tally() -> list[str]:
     return ["", f"Like for like ([admet_splits.md](admet_splits.md)): {saved['tally']}"]
 
 
-def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: dict) -> Path:
+def write_page(
+    rows: list[dict[str, Any]],
+    common: list[dict[str, Any]],
+    sizes: dict,
+    models: Path = REPO / "pretrained",
+) -> Path:
     board = tdc_leaderboard()
     best = leaderboard_cells([r["endpoint"] for r in rows])
     lines = [
@@ -423,6 +513,7 @@ def write_page(rows: list[dict[str, Any]], common: list[dict[str, Any]], sizes: 
         f"Clopper–Pearson interval of the measured coverage for {sum(held)} of {len(held)} "
         "calibrated regression endpoints (the scaffold test part is a shift from the "
         "validation part the intervals were calibrated on).",
+        *calibration_choice_section(models, regression_endpoints(models)),
         "",
         admet_ai_tally(rows),
         *protocol_tally(),
@@ -572,13 +663,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only rewrite docs/results/admet.md from benchmarks/results/admet_panel.json",
     )
+    parser.add_argument(
+        "--calibration-choice",
+        nargs=2,
+        metavar=("VALIDATION_DIR", "CV_DIR"),
+        help="keep the calibration reports of admet_regression calibrated on its validation "
+        "split and cross-validated (two copies of the same model) for the page, then stop",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if args.calibration_choice:
+        log.info("wrote %s", record_calibration_choice(*map(Path, args.calibration_choice)))
+        return 0
     if args.report:
         saved = load_result("admet_panel")
         if saved is None:
             parser.error("no benchmarks/results/admet_panel.json: run without --report first")
-        page = write_page(saved["endpoints"], saved["common_held_out"], saved["bytes"])
+        page = write_page(
+            saved["endpoints"], saved["common_held_out"], saved["bytes"], Path(args.models)
+        )
         log.info("wrote %s", page)
         return 0
     models = Path(args.models)
@@ -592,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     save_result("admet_panel", {"endpoints": rows, "common_held_out": common, "bytes": sizes})
     plot(rows)
-    log.info("wrote %s", write_page(rows, common, sizes))
+    log.info("wrote %s", write_page(rows, common, sizes, models))
     return 0
 
 

@@ -5,6 +5,13 @@ endpoints hold; a tie keeps the shipped one."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import benchmarks.admet_panel as panel
 from benchmarks.admet_panel import cv_decision
 
 
@@ -32,3 +39,49 @@ def test_more_endpoints_holding_ships_cv_and_a_tie_keeps_validation() -> None:
     tie = cv_decision(validation, same, endpoints)
     assert tie["hold_validation"] == ["a"] and tie["hold_cv"] == ["b"]
     assert tie["ship_cv"] is False  # one each: the validation-split calibration stays
+
+
+def _copy(path: Path, report: dict, weights: bytes = b"w") -> Path:
+    """A model directory with this calibration report, two targets and member weights."""
+    (path / "members" / "0").mkdir(parents=True)
+    (path / "members" / "0" / "model.safetensors").write_bytes(weights)
+    (path / "metrics.json").write_text(json.dumps({"calibration": report}))
+    (path / "config.json").write_text(json.dumps({"task": {"target_names": ["a", "b"]}}))
+    return path
+
+
+def test_the_page_section_shows_both_calibrations_and_which_one_ships(tmp_path, monkeypatch):
+    """Both reports are kept only for two copies of one model (same weights, the second
+    cross-validated); the section gives each endpoint's coverage under both, the rule's pick,
+    and the calibration the shipped model really has."""
+    monkeypatch.setattr(panel, "CALIBRATION_CHOICE", tmp_path / "choice.json")
+    val = {
+        "fitted_on": "validation split",
+        "test": _report({"a": (0.86, 500), "b": (0.9, 500)})["test"],
+    }
+    cv = {
+        "fitted_on": "5-fold scaffold cross-validation of train+val",
+        "cross_validation": {"folds": 5},
+        "test": _report({"a": (0.90, 500), "b": (0.91, 500)})["test"],
+    }
+    val_dir, cv_dir = _copy(tmp_path / "v", val), _copy(tmp_path / "c", cv)
+    with pytest.raises(RuntimeError, match="not calibrated by cross-validation"):
+        panel.record_calibration_choice(val_dir, val_dir)
+    with pytest.raises(RuntimeError, match="weights differ"):
+        panel.record_calibration_choice(val_dir, _copy(tmp_path / "other", cv, b"x"))
+    panel.record_calibration_choice(val_dir, cv_dir)
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copytree(val_dir, models / "admet_regression")  # the validation one still shipped
+    text = "\n".join(panel.calibration_choice_section(models, ["a", "b"]))
+    assert (
+        "| a | 0.860 [0.826, 0.889], 1.000: missed | 0.900 [0.870, 0.925], 1.000: holds |" in text
+    )
+    assert "validation split 1 of 2, cross-validated 2 of 2" in text
+    assert "picks the **cross-validated** calibration" in text
+    assert "ships the validation-split one." in text
+    shutil.rmtree(models / "admet_regression")
+    shutil.copytree(cv_dir, models / "admet_regression")
+    assert "ships the cross-validated one." in "\n".join(
+        panel.calibration_choice_section(models, ["a", "b"])
+    )
