@@ -56,6 +56,10 @@ class AdmetGroup:
     task_type: TaskType
     epochs: int
     intended_use: str
+    #: what its calibration is fitted on: ``"validation"`` the validation split (by training),
+    #: or ``"cv"`` out-of-fold predictions of train + validation (:func:`calibrate_cv`, after
+    #: training), as ``benchmarks.admet_panel.CV_SHIP_RULE`` decided
+    calibration: str = "validation"
 
 
 def endpoint_table() -> pd.DataFrame:
@@ -303,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
             log.info("training %s (%d endpoints) -> %s", name, len(group.endpoints), out)
             train(group, out, args.init)
         portable_config(out)
+        if args.stage in ("all", "train") and group.calibration == "cv":
+            work = None if args.work is None else Path(args.work) / name
+            calibrate_cv(group, out, work, args.threads)
         if args.stage == "calibrate":
             calibrate(group, out)
         if args.stage == "calibrate-cv":

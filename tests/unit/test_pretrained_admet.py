@@ -57,6 +57,12 @@ def test_shipped_admet_model_is_complete(name: str) -> None:
     left = calibration.get("not_calibrated", {})
     assert sorted([*calibration["targets"], *left]) == sorted(group.endpoints)
     assert len(left) <= 1 and all("calibration molecules" in v for v in left.values())
+    # fitted on what the recipe says (cross-validation: out of fold, never the test rows)
+    fitted = {
+        "validation": "validation split",
+        "cv": "5-fold scaffold cross-validation of train+val",
+    }
+    assert calibration["fitted_on"].startswith(fitted[group.calibration])
     reference = json.loads((directory / "reference.json").read_text())
     assert sorted(reference["targets"]) == sorted(group.endpoints)
     assert (directory / "domain.safetensors").stat().st_size > 0
