@@ -17,9 +17,10 @@ the fine-tuning). On the evaluation half, test RMSE of:
 * gentler keep-head fine-tunes (:data:`GENTLE`): ``--lr 5e-5`` (a tenth of the default), and
   ``--strategy freeze-encoder`` (only the head trains).
 
-Every training is the CLI as a user runs it (its defaults, but 3 members like the shipped models and
-40 epochs, early stopping on a scaffold 15 % of the fine-tune half, no test part), 1 thread, one
-at a time::
+Every training is the CLI as a user runs it (each command's own defaults: ``molprop finetune``
+30 epochs, warm-up then decay; ``molprop train`` up to 120 epochs, plateau schedule, early
+stopping; but 3 members like the shipped models, a scaffold 15 % of the fine-tune half as the
+validation part, no test part), 1 thread, one at a time::
 
     python -m benchmarks.finetune_assay [--models solubility lipophilicity ...] [--seeds 0 1 2]
     # -> benchmarks/results/finetune_assay.json, docs/results/finetune_assay.png
@@ -53,8 +54,9 @@ GENTLE = {
 METHODS = ("shipped", "finetune-keep-head", "finetune", "scratch", *GENTLE)
 #: the fine-tunes (every method but the shipped model and scratch)
 FINETUNES = ("finetune-keep-head", "finetune", *GENTLE)
-#: every training: 3 members, 40 epochs (early stopping on a scaffold 15 %), no test part
-COMMON = ["--ensemble-size", "3", "--epochs", "40", "--split-type", "scaffold"]
+#: every training: 3 members, each command's own epochs and schedule, validation on a scaffold
+#: 15 %, no test part
+COMMON = ["--ensemble-size", "3", "--split-type", "scaffold"]
 COMMON += ["--split-sizes", "0.85", "0.15", "0", "--no-progress"]
 
 

@@ -27,8 +27,8 @@ series) and an evaluation half (the next compounds). RMSE on the evaluation half
   head);
 * ``scratch``: ``molprop train --init none`` (the CLI default architecture, random start) on the fine-tune half.
 
-Every training is the CLI with its defaults except 3 members (as shipped) and 40 epochs, early
-stopping on a scaffold 15 % of the fine-tune half, 1 thread::
+Every training is the CLI with its defaults (each command's own epochs and schedule) except 3
+members (as shipped), validation on a scaffold 15 % of the fine-tune half, 1 thread::
 
     python -m benchmarks.finetune_shift [--assays pcqm4mv2_gap freesolv_calc] [--seeds 0 1 2]
     # -> benchmarks/results/finetune_shift.json, docs/results/finetune_shift.png
