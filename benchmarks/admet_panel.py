@@ -212,8 +212,8 @@ def calibration_choice_section(models: Path, endpoints: list[str]) -> list[str]:
         "",
         CV_SHIP_RULE,
         "",
-        f"- validation split: {reports['validation']['fitted_on']}",
-        f"- cross-validated: {reports['cv']['fitted_on']}",
+        f"- the validation-split calibration: fitted on the {reports['validation']['fitted_on']}",
+        f"- the cross-validated one: fitted on {reports['cv']['fitted_on']}",
         "",
         "| endpoint | validation-split: coverage [95 % CP], mean width | cross-validated: "
         "coverage [95 % CP], mean width |",
@@ -512,7 +512,7 @@ def write_page(
         f"Coverage of the 90 % interval on the test split: the nominal level lies in the 95 % "
         f"Clopper–Pearson interval of the measured coverage for {sum(held)} of {len(held)} "
         "calibrated regression endpoints (the scaffold test part is a shift from the "
-        "validation part the intervals were calibrated on).",
+        "molecules the intervals were calibrated on).",
         *calibration_choice_section(models, regression_endpoints(models)),
         "",
         admet_ai_tally(rows),
@@ -524,25 +524,39 @@ def write_page(
             continue
         parts = old.get("labelled", {})
         both = next((c for c in common if c["endpoint"] == r["endpoint"]), None)
+        split_text = (
+            f"its split put {parts.get('train', '?')} of the endpoint's molecules in train, "
+            f"{parts.get('val', '?')} in validation and {parts.get('test', '?')} in test "
+            f"(test {r['metric']} {_fmt(old['value'])})"
+        )
+        own = old.get("coverage_90")
+        if own:  # the head is calibrated (out of fold), on few test molecules
+            head = (
+                f"`{old['model']}` head of the same endpoint is not served: {split_text}; its "
+                f"interval covers {own['coverage']:.3f} of its {own['n']} test molecules (95 % "
+                f"CP [{own['cp_low']:.3f}, {own['cp_high']:.3f}]), too few to judge it."
+            )
+        else:
+            head = (
+                f"`{old['model']}` head of the same endpoint is not served: it has no interval "
+                f"({old['not_calibrated'] or 'not calibrated'}), because {split_text}."
+            )
         lines += [
             "",
             f"**{r['endpoint']}**: the `{PANEL}` panel answers it with `{r['model']}` (its "
             f"panel file's `served_by`); the row above is that model on its own scaffold test "
             f"part ({r['test_n']} molecules it neither trained nor was calibrated on; labels from "
             f"`data/admet/{r['endpoint']}.csv.gz`, {r.get('unlabelled', 0)} unmatched). The "
-            f"`{old['model']}` head of the same endpoint is not served: it has no interval "
-            f"({old['not_calibrated'] or 'not calibrated'}), because its split put "
-            f"{parts.get('train', '?')} of the endpoint's molecules in train, "
-            f"{parts.get('val', '?')} in validation and {parts.get('test', '?')} in test "
-            f"(test {r['metric']} {_fmt(old['value'])}).",
+            + head,
         ]
         if both:
             s_mae, a_mae = both["single"].get("mae", math.nan), both["admet"].get("mae", math.nan)
             lines[-1] += (
                 f" On the {both['n']} molecules neither model trained or validated on (second "
                 f"table) they are about equally accurate (MAE {_fmt(s_mae)} against "
-                f"{_fmt(a_mae)}); `{r['model']}` brings a calibrated interval and a domain of "
-                "the endpoint's own training molecules."
+                f"{_fmt(a_mae)}); `{r['model']}` brings an interval judged on "
+                f"{r['test_n']} test molecules and a domain of the endpoint's own training "
+                "molecules."
             )
     lines += [
         "",
