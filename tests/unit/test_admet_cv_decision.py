@@ -85,3 +85,19 @@ def test_the_page_section_shows_both_calibrations_and_which_one_ships(tmp_path, 
     assert "ships the cross-validated one." in "\n".join(
         panel.calibration_choice_section(models, ["a", "b"])
     )
+
+
+def test_the_shipped_admet_regression_has_the_calibration_the_rule_picks() -> None:
+    """Both measured reports are kept; the rule applied to them names the calibration that
+    ``pretrained/admet_regression`` ships and that its recipe (``make pretrained``) rebuilds,
+    and the shipped test coverage is the kept report's."""
+    from molprop.pretrained_admet import groups
+
+    reports = json.loads(panel.CALIBRATION_CHOICE.read_text())
+    models = panel.REPO / "pretrained"
+    decision = cv_decision(reports["validation"], reports["cv"], panel.regression_endpoints(models))
+    picked = "cv" if decision["ship_cv"] else "validation"
+    shipped = json.loads((models / "admet_regression" / "metrics.json").read_text())
+    assert shipped["calibration"]["fitted_on"] == reports[picked]["fitted_on"]
+    assert shipped["calibration"]["test"] == reports[picked]["test"]
+    assert groups()["admet_regression"].calibration == picked
