@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -117,6 +118,28 @@ def cli(args: list[str], log: Path) -> float:
     return time.perf_counter() - start
 
 
+#: written next to a model a run trained: the command and the data it was trained with
+TRAINED_WITH = "bench_trained_with.json"
+
+
+def train_once(args: list[str], out: Path, log: Path) -> float | None:
+    """Train ``molprop ARGS --out OUT`` unless ``out`` holds a model trained by exactly this
+    command on exactly this data (a kept work directory after an interrupted run) -> seconds,
+    or None when reused. A model left by another command (former defaults, other data) is
+    replaced, never reused."""
+    data = Path(args[args.index("--data") + 1]) if "--data" in args else None
+    wanted = {"args": args, "data": data.read_text() if data is not None else None}
+    marker = out / TRAINED_WITH
+    if (out / "config.json").is_file() and marker.is_file():
+        if json.loads(marker.read_text()) == wanted:
+            return None
+    if out.exists():
+        shutil.rmtree(out)
+    seconds = cli([*args, "--out", str(out)], log)
+    marker.write_text(json.dumps(wanted))
+    return seconds
+
+
 def run_one(name: str, seed: int, work: Path) -> dict:
     recipe = RECIPES[name]
     target = recipe.target
@@ -148,8 +171,8 @@ def run_one(name: str, seed: int, work: Path) -> dict:
         runs[method] = (["finetune", "--from", name, "--keep-head", *same, *extra], target)
     for method, (args, column) in runs.items():
         out = work / method
-        if not (out / "config.json").is_file():
-            seconds = cli([*args, "--out", str(out)], work / f"{method}.log")
+        seconds = train_once(args, out, work / f"{method}.log")
+        if seconds is not None:
             result["seconds"][method] = round(seconds, 1)
         result["methods"][method] = scores(out, target, column, evaluation)
         print(f"  {method}: RMSE {result['methods'][method]['rmse']:.4f}")
