@@ -45,8 +45,11 @@ def _copy(path: Path, report: dict, weights: bytes = b"w") -> Path:
     """A model directory with this calibration report, two targets and member weights."""
     (path / "members" / "0").mkdir(parents=True)
     (path / "members" / "0" / "model.safetensors").write_bytes(weights)
-    (path / "metrics.json").write_text(json.dumps({"calibration": report}))
+    test = {"ensemble": {"rmse/a": 1.5, "rmse/b": 1.0}}
+    (path / "metrics.json").write_text(json.dumps({"calibration": report, "test": test}))
     (path / "config.json").write_text(json.dumps({"task": {"target_names": ["a", "b"]}}))
+    residuals = {"targets": {"a": {"residuals": [1.0, -1.0]}, "b": {"residuals": [2.0]}}}
+    (path / "calibration.json").write_text(json.dumps(residuals))
     return path
 
 
@@ -75,7 +78,12 @@ def test_the_page_section_shows_both_calibrations_and_which_one_ships(tmp_path, 
     shutil.copytree(val_dir, models / "admet_regression")  # the validation one still shipped
     text = "\n".join(panel.calibration_choice_section(models, ["a", "b"]))
     assert (
-        "| a | 0.860 [0.826, 0.889], 1.000: missed | 0.900 [0.870, 0.925], 1.000: holds |" in text
+        "| a | 0.860 [0.826, 0.889], 1.000: missed | 0.900 [0.870, 0.925], 1.000: holds "
+        "| 1.50, 1.50 |" in text  # test RMSE 1.5 over the calibration residuals' RMSE 1
+    )
+    assert (
+        "| b | 0.900 [0.870, 0.925], 1.000: holds | 0.910 [0.881, 0.934], 1.000: holds | 0.50, 0.50 |"
+        in text
     )
     assert "validation split 1 of 2, cross-validated 2 of 2" in text
     assert "picks the **cross-validated** calibration" in text
