@@ -179,3 +179,28 @@ def test_init_with_a_missing_model_says_so(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("MOLPROP_MODEL_DIR", str(tmp_path))
     with pytest.raises(ArtifactError, match="no model named 'not_there'"):
         init_settings(parse("--init", "not_there"))
+
+
+def test_a_fine_tuned_model_can_be_calibrated_by_cross_validation(lipo60, tmp_path, monkeypatch):
+    """``--calibration cv`` with a start model (the default ``--init auto`` picks the
+    foundation model for such a task) once trained the model and then refused to calibrate it:
+    each fold is now fine-tuned from the same start (its encoder, a fresh head) and the
+    calibration is fitted out of fold."""
+    import molprop.training.cv_calibrate as cv_module
+
+    starts: list[str] = []
+    real = cv_module.InitSource.member
+
+    def member(source, config, m, seed):
+        starts.append(source.directory.name)
+        return real(source, config, m, seed)
+
+    monkeypatch.setattr(cv_module.InitSource, "member", member)
+    out = tmp_path / "cv"
+    extra = ["--init", "solubility", "--calibration", "cv", "--cv-folds", "2"]
+    assert train(lipo60, out, *extra, "--ensemble-size", "1") == 0
+    # the model's one member, then one per fold, each from the same start
+    assert starts == ["solubility"] * 3
+    calibration = json.loads((out / "calibration.json").read_text())
+    assert calibration["fitted_on"].startswith("2-fold scaffold cross-validation of train+val")
+    assert load_config(out).provenance.finetuned_from == str(resolve_model("solubility"))
