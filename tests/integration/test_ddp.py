@@ -93,7 +93,10 @@ def _writes(audit: Path, rank: int) -> list[tuple[str, str]]:
 
 
 def _opened(writes: list[tuple[str, str]], name: str) -> int:
-    return sum(1 for event, path in writes if event == "open" and path == name)
+    """How often ``name`` was written: opened for writing, or a temporary file renamed onto it
+    (an atomic write records the temporary file's ``open``, then ``os.replace``'s audit event,
+    ``os.rename``, for the temporary file and for ``name``)."""
+    return sum(1 for event, path in writes if event in ("open", "os.rename") and path == name)
 
 
 def _train(data: Path, out: Path, devices: int, audit: Path) -> subprocess.CompletedProcess:
