@@ -22,7 +22,7 @@ is the endpoint's name, its unit the ``unit`` of ``endpoints.csv``::
 
     python -m molprop.pretrained_admet                       # all three
     python -m molprop.pretrained_admet admet_tox21           # one
-    python -m molprop.pretrained_admet --stage calibrate     # recalibrate + card, no training
+    python -m molprop.pretrained_admet --stage calibrate     # recalibrate (as the recipe says)
     python -m molprop.pretrained_admet --stage calibrate-cv admet_regression --work DIR
         # calibrate on out-of-fold predictions of train + validation (5 fold ensembles)
     python -m molprop.pretrained_admet --stage reference     # percentiles + card, no training
@@ -278,9 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         "--stage",
         choices=["all", "train", "calibrate", "calibrate-cv", "reference", "card"],
         default="all",
-        help="calibrate: recalibrate on the validation split (no retraining) + card; "
-        "calibrate-cv: on out-of-fold predictions of train+val (5-fold scaffold CV, fold "
-        "ensembles fine-tuned as the model was) + card",
+        help="calibrate: recalibrate as the recipe says (no retraining: the validation "
+        "split, or cross-validation for admet_regression) + card; calibrate-cv: on "
+        "out-of-fold predictions of train+val (5-fold scaffold CV, fold ensembles fine-tuned "
+        "as the model was) + card",
     )
     parser.add_argument("--out", default=str(PRETRAINED), help="directory of the models")
     parser.add_argument("--init", default=INIT, help="starting model (name or directory)")
@@ -312,16 +313,16 @@ def main(argv: list[str] | None = None) -> int:
             log.info("training %s (%d endpoints) -> %s", name, len(group.endpoints), out)
             train(group, out, args.init)
         portable_config(out)
-        if args.stage in ("all", "train") and group.calibration == "cv":
-            work = None if args.work is None else Path(args.work) / name
-            calibrate_cv(group, out, work, args.threads)
-        if args.stage == "calibrate":
-            calibrate(group, out)
-        if args.stage == "calibrate-cv":
-            work = None if args.work is None else Path(args.work) / name
+        work = None if args.work is None else Path(args.work) / name
+        cv = args.stage == "calibrate-cv" or (
+            group.calibration == "cv" and args.stage in ("all", "train", "calibrate")
+        )  # training calibrated on the validation split; the recipe may say otherwise
+        if cv:
             calibrate_cv(group, out, work, args.threads, only)
             if only is not None:
                 continue
+        elif args.stage == "calibrate":
+            calibrate(group, out)
         if args.stage in ("all", "reference"):
             reference(out)
         write_card(group, out)

@@ -73,3 +73,32 @@ def test_shipped_admet_model_is_complete(name: str) -> None:
         line = next(ln for ln in card.splitlines() if ln.startswith(f"| `{endpoint}` |"))
         assert f"{metrics[f'{metric}/{endpoint}']:.3f}" in line
     assert len(list(Path(directory, "members").iterdir())) == 2
+
+
+def test_each_stage_calibrates_as_the_recipe_says(monkeypatch, tmp_path) -> None:
+    """``--stage calibrate`` (and a full build) calibrate each model as its recipe says, so a
+    recalibration never turns admet_regression's cross-validated calibration back into a
+    validation-split one; ``--stage calibrate-cv`` cross-validates whichever is named."""
+    import molprop.pretrained_admet as module
+
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(module, "calibrate", lambda g, out: calls.append(("validation", g.name)))
+    monkeypatch.setattr(
+        module, "calibrate_cv", lambda g, out, *a, **k: calls.append(("cv", g.name))
+    )
+    monkeypatch.setattr(module, "train", lambda g, out, init: calls.append(("train", g.name)))
+    for quiet in ("portable_config", "reference", "write_card"):
+        monkeypatch.setattr(module, quiet, lambda *a, **k: None)
+    names = ["admet_tox21", "admet_regression"]
+    assert module.main([*names, "--stage", "calibrate", "--out", str(tmp_path)]) == 0
+    assert calls == [("validation", "admet_tox21"), ("cv", "admet_regression")]
+    calls.clear()
+    assert module.main([*names, "--out", str(tmp_path)]) == 0  # train: validation split first
+    assert calls == [
+        ("train", "admet_tox21"),
+        ("train", "admet_regression"),
+        ("cv", "admet_regression"),
+    ]
+    calls.clear()
+    assert module.main(["admet_tox21", "--stage", "calibrate-cv", "--out", str(tmp_path)]) == 0
+    assert calls == [("cv", "admet_tox21")]
