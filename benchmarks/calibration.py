@@ -601,7 +601,7 @@ def plot(results: dict, path: Path = OUT_PNG) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy.stats import binom, binomtest
+    from scipy.stats import binom
 
     sets = _sets(results)
     fig, ax = plt.subplots(figsize=(9, 4))
@@ -616,9 +616,9 @@ def plot(results: dict, path: Path = OUT_PNG) -> Path:
         for k, (difficulty, colour) in enumerate((("std", "tab:blue"),
                                                   ("std+novelty", "tab:orange"))):  # fmt: skip
             cov = e["difficulty_variants"][difficulty]["0.9"]["coverage"]
-            ci = binomtest(int(round(cov * n)), n).proportion_ci(0.95, method="exact")
+            low, high = clopper_pearson(int(round(cov * n)), n)
             x = i - 0.05 + 0.2 * k
-            ax.errorbar(x, cov, yerr=[[cov - ci.low], [ci.high - cov]], fmt="o", color=colour,
+            ax.errorbar(x, cov, yerr=[[cov - low], [high - cov]], fmt="o", color=colour,
                         capsize=3, label=f"measured, {difficulty}" if i == 0 else None)  # fmt: skip
     labels = [f"{name}\n{'external' if 'external' in lbl else 'scaffold test'} "
               f"(n={e['levels']['0.9']['n']})" for name, lbl, e in sets]  # fmt: skip

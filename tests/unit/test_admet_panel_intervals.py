@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import beta
 
+from benchmarks.common import clopper_pearson
 from molprop.artifact.panel import endpoint_owners, read_panel
 from molprop.chem.smiles import inchikey
 from molprop.inference import Predictor
@@ -31,12 +31,6 @@ def _owners() -> dict[str, str]:
         for m in PANEL.models
     ]
     return dict(endpoint_owners(targets, PANEL.served_by))
-
-
-def _clopper_pearson(k: int, n: int) -> tuple[float, float]:
-    low = 0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k))
-    return low, high
 
 
 def test_every_regression_endpoint_of_the_panel_has_a_calibrated_interval() -> None:
@@ -76,7 +70,7 @@ def test_the_hydration_interval_covers_held_out_molecules_as_claimed() -> None:
     low, high = out[f"{HYDRATION}_low"].to_numpy(), out[f"{HYDRATION}_high"].to_numpy()
     assert np.isfinite(low).all() and np.isfinite(high).all() and (low < high).all()
     k, n = int(((low <= y) & (y <= high)).sum()), len(y)
-    cp_low, cp_high = _clopper_pearson(k, n)
+    cp_low, cp_high = clopper_pearson(k, n)
     assert cp_low <= 0.9 <= cp_high, f"coverage {k}/{n} misses 0.90"
     # the model's own record and the results page say the same
     claimed = json.loads((directory / "metrics.json").read_text())["calibration"]["test"]
