@@ -174,27 +174,14 @@ def train(group: AdmetGroup, out: Path, init: str = INIT) -> None:
 def split_sets(group: AdmetGroup, out: Path, wanted: tuple[str, ...] = ("val", "test")) -> tuple:
     """The labelled sets of the parts ``wanted`` of the model's ``split.csv`` (a part such
     as ``"train+val"`` joins several), read from the merged table as training read them."""
-    import numpy as np
+    from molprop.pretrained_recipes import part_sets, split_rows
+    from molprop.training.tables import TableSpec, load_table
 
-    from molprop.training.tables import TableSpec, load_table, table_set
-
-    artifact = Artifact(out)
-    split = artifact.read_split()
-    if split is None:
-        raise RuntimeError(f"{out} has no split: retrain it (--stage train)")
-    names = {name for part in wanted for name in part.split("+")}
-    split = split[split["split"].isin(names)].reset_index(drop=True)
+    split = split_rows(out, wanted)
     data = merged_table(group).iloc[split["row"].to_numpy()].reset_index(drop=True)
-    spec = TableSpec(
-        data, "smiles", list(group.endpoints), artifact.read_config().featurizer, progress=False
-    )
-    table = load_table(spec)
-    if table.smiles != split["smiles"].tolist():
-        raise RuntimeError(f"{out}/split.csv does not index the merged ADMET table")
-    labels = split["split"].to_numpy()
-    return tuple(
-        table_set(table, np.flatnonzero(np.isin(labels, part.split("+")))) for part in wanted
-    )
+    featurizer = Artifact(out).read_config().featurizer
+    table = load_table(TableSpec(data, "smiles", list(group.endpoints), featurizer, progress=False))
+    return part_sets(table, split, wanted, out, "the merged ADMET table")
 
 
 def calibrate(group: AdmetGroup, out: Path) -> None:

@@ -42,13 +42,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from molprop.artifact import Artifact, CardTexts
 from molprop.artifact.resolve import PANEL_SUFFIX, PANELS_DIR, artifacts_in
 from molprop.models.config import PRESETS, TaskType, TrainConfig
+
+if TYPE_CHECKING:
+    from molprop.io.table import MoleculeTable
+    from molprop.training.tables import LabelledSet
 
 log = logging.getLogger(__name__)
 
@@ -910,6 +914,30 @@ def stored_split(out: Path) -> pd.DataFrame:
     return split
 
 
+def split_rows(out: Path, parts: Sequence[str]) -> pd.DataFrame:
+    """The rows of the model's ``split.csv`` in any of ``parts`` (an entry ``"train+val"``
+    joins parts), in the file's order."""
+    split = stored_split(out)
+    names = {name for part in parts for name in part.split("+")}
+    return split[split["split"].isin(names)].reset_index(drop=True)
+
+
+def part_sets(
+    table: MoleculeTable, split: pd.DataFrame, parts: Sequence[str], out: Path, source: str
+) -> tuple[LabelledSet, ...]:
+    """One labelled set per entry of ``parts`` from ``table`` (read from the rows of
+    ``split``, in its order: the SMILES are checked against it; ``out`` the model, ``source`` its data, named
+    in the error)."""
+    import numpy as np
+
+    from molprop.training.tables import table_set
+
+    if len(table) != len(split) or table.smiles != split["smiles"].tolist():
+        raise RuntimeError(f"{out}/split.csv does not match {source}")
+    labels = split["split"].to_numpy()
+    return tuple(table_set(table, np.flatnonzero(np.isin(labels, p.split("+")))) for p in parts)
+
+
 def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")):
     """One :class:`~molprop.training.tables.LabelledSet` per entry of ``parts`` (default:
     validation, test) of the model in ``out``: the rows its ``split.csv`` puts there (an entry
@@ -918,19 +946,15 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
     recipe reads the geometries of those rows)."""
     import tempfile
 
-    import numpy as np
-
     from molprop.io.table import read_table
-    from molprop.training.tables import TableSpec, load_table, table_set
+    from molprop.training.tables import TableSpec, load_table
 
     config = Artifact(out).read_config()
-    split = stored_split(out)
-    wanted = [set(p.split("+")) for p in parts]
-    names = set().union(*wanted)
-    split = split[split["split"].isin(names)].reset_index(drop=True)
+    split = split_rows(out, parts)
+    names = tuple(sorted(set(split["split"])))
     with tempfile.TemporaryDirectory() as tmp:
         if recipe.structures:
-            data: str | Path | pd.DataFrame = structure_file(recipe, Path(tmp), tuple(names))
+            data: str | Path | pd.DataFrame = structure_file(recipe, Path(tmp), names)
         else:
             frame = load_data(recipe)
             frame = frame if isinstance(frame, pd.DataFrame) else read_table(frame)
@@ -939,10 +963,7 @@ def split_sets(recipe: Recipe, out: Path, parts: Sequence[str] = ("val", "test")
             data, recipe.smiles_column, [recipe.data_column], config.featurizer, progress=False
         )
         table = load_table(spec)
-    if len(table) != len(split) or table.smiles != split["smiles"].tolist():
-        raise RuntimeError(f"{out}/split.csv does not match {recipe.data}")
-    labels = split["split"].to_numpy()
-    return tuple(table_set(table, np.flatnonzero(np.isin(labels, list(w)))) for w in wanted)
+    return part_sets(table, split, parts, out, recipe.data)
 
 
 def calibrate(recipe: Recipe, out: Path) -> None:
