@@ -483,8 +483,8 @@ def train_folds(directory: str | Path, data: LabelledSet, cv: CrossValidation) -
     ``data`` in ``cv.work_dir``, fitting nothing; the folds now ready."""
     if cv.only_folds is None or cv.work_dir is None:
         raise ConfigError("train_folds needs the folds to train and a work directory")
-    config = Predictor.from_pretrained(directory).config
-    out_of_fold(config, data, cv, fold_domains=Artifact(Path(directory)).has_domain())
+    artifact = Artifact(Path(directory))  # its config and domain file: no weights loaded
+    out_of_fold(artifact.read_config(), data, cv, fold_domains=artifact.has_domain())
     return sorted(cv.only_folds)
 
 

@@ -294,3 +294,42 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     n_trained = len(spies["train"])
     assert main(argv) == 0
     assert len(spies["train"]) == n_trained
+
+
+def test_folds_shared_between_runs_are_trained_once_and_fit_nothing(
+    tmp_path: Path, spies, monkeypatch
+) -> None:
+    """``only_folds`` (``--folds``) trains just those fold models into the kept work directory
+    and leaves the model's calibration alone; the run that calibrates then reuses them and
+    trains only the others (a copy of the shipped hydration model, 1-epoch folds)."""
+    import shutil
+    from dataclasses import replace
+
+    from molprop.artifact.resolve import shipped_models_dir
+    from molprop.pretrained_recipes import RECIPES, split_sets
+
+    recipe = RECIPES["hydration_free_energy"]
+    out = tmp_path / recipe.name
+    shutil.copytree(shipped_models_dir() / recipe.name, out)
+    real = cv_module.fit_ensemble  # the spy; cut its epochs
+    monkeypatch.setattr(
+        cv_module,
+        "fit_ensemble",
+        lambda make, tr, va, cfg, o, p, **kw: real(
+            make, tr, va, replace(cfg, epochs=1), o, p, **kw
+        ),
+    )
+    calibration = (out / "calibration.json").read_bytes()
+    (trainval,) = split_sets(recipe, out, ("train+val",))
+    work = tmp_path / "w"
+    cv = cv_module.CrossValidation(work_dir=work, threads=1, only_folds=(0, 3))
+    assert cv_module.train_folds(out, trainval, cv) == [0, 3]
+    assert sorted(p.name for p in work.iterdir()) == ["fold_0", "fold_3"]
+    assert len(spies["train"]) == 2 and spies["predicted"] == [] and spies["fit"] == []
+    assert (out / "calibration.json").read_bytes() == calibration
+    with pytest.raises(cv_module.ConfigError, match="train_folds"):
+        cv_module.fit_cross_validated(out, trainval, cv)
+    cv_module.calibrate_artifact_cv(out, trainval, None, replace(cv, only_folds=None))
+    assert len(spies["train"]) == 5  # folds 1, 2 and 4 trained, 0 and 3 reused
+    assert len(spies["predicted"]) == 5 and len(spies["fit"]) == 1
+    assert (out / "calibration.json").read_bytes() != calibration
