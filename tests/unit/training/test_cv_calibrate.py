@@ -91,6 +91,20 @@ def _digest(directory: Path) -> str:
     return h.hexdigest()
 
 
+def _one_epoch_folds(monkeypatch) -> None:
+    """Cut every fold training (through the ``spies`` fixture's recording fit) to 1 epoch."""
+    from dataclasses import replace
+
+    real = cv_module.fit_ensemble
+    monkeypatch.setattr(
+        cv_module,
+        "fit_ensemble",
+        lambda make, tr, va, cfg, o, p, **kw: real(
+            make, tr, va, replace(cfg, epochs=1), o, p, **kw
+        ),
+    )
+
+
 def test_cv_calibration_is_out_of_fold_and_never_sees_test_rows(
     tmp_path: Path, spies, monkeypatch
 ) -> None:
@@ -239,14 +253,7 @@ def test_recipe_stage_calibrate_cv_uses_train_and_val_of_the_shipped_split(
     monkeypatch.setattr(cv_module.InitSource, "member", member)
     monkeypatch.chdir(tmp_path)  # the recorded relative path does not lead there
     before = _digest(out)
-    real = cv_module.fit_ensemble  # the spy; cut its epochs
-    monkeypatch.setattr(
-        cv_module,
-        "fit_ensemble",
-        lambda make, tr, va, cfg, o, p, **kw: real(
-            make, tr, va, replace(cfg, epochs=1), o, p, **kw
-        ),
-    )
+    _one_epoch_folds(monkeypatch)
     argv = [
         recipe.name,
         "--stage",
@@ -311,14 +318,7 @@ def test_folds_shared_between_runs_are_trained_once_and_fit_nothing(
     recipe = RECIPES["hydration_free_energy"]
     out = tmp_path / recipe.name
     shutil.copytree(shipped_models_dir() / recipe.name, out)
-    real = cv_module.fit_ensemble  # the spy; cut its epochs
-    monkeypatch.setattr(
-        cv_module,
-        "fit_ensemble",
-        lambda make, tr, va, cfg, o, p, **kw: real(
-            make, tr, va, replace(cfg, epochs=1), o, p, **kw
-        ),
-    )
+    _one_epoch_folds(monkeypatch)
     calibration = (out / "calibration.json").read_bytes()
     (trainval,) = split_sets(recipe, out, ("train+val",))
     work = tmp_path / "w"
