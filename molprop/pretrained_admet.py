@@ -40,6 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from molprop.artifact import Artifact, CardTexts
+from molprop.artifact.calibration import DIFFICULTIES
 from molprop.models.config import PRESETS, TaskType, TrainConfig
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,10 @@ class AdmetGroup:
     #: or ``"cv"`` out-of-fold predictions of train + validation (:func:`calibrate_cv`, after
     #: training), as ``benchmarks.admet_panel.CV_SHIP_RULE`` decided
     calibration: str = "validation"
+    #: the conformal difficulty of a cross-validated calibration (``"std"`` or
+    #: ``"std+novelty"``: :func:`molprop.training.calibration_fit.fit_conformal`), as
+    #: ``benchmarks.admet_panel.NOVELTY_SHIP_RULE`` decided
+    cv_difficulty: str = "std+novelty"
 
 
 def endpoint_table() -> pd.DataFrame:
@@ -110,6 +115,7 @@ def groups() -> dict[str, AdmetGroup]:
                 "estimating physicochemical, distribution, clearance, CYP-inhibition and "
                 "acute-toxicity values of drug-like molecules",
                 calibration="cv",
+                cv_difficulty="std",
             ),
         )
     }
@@ -200,12 +206,14 @@ def calibrate_cv(
     work: Path | None = None,
     threads: int | None = 1,
     only_folds: tuple[int, ...] | None = None,
+    difficulty: str | None = None,
 ) -> None:
     """Calibrate the model in ``out`` on out-of-fold predictions of its train + validation
     rows (5-fold scaffold cross-validation, each fold an ensemble fine-tuned as the model was;
     fold models in ``work`` or a temporary directory), measure it on its test split
     (``metrics.json["calibration"]``), weights unchanged. ``only_folds``: train just those
-    fold models into ``work`` and fit nothing (folds spread over processes)."""
+    fold models into ``work`` and fit nothing (folds spread over processes); ``difficulty``:
+    the conformal difficulty (None: the recipe's ``cv_difficulty``)."""
     from molprop.training.cv_calibrate import CrossValidation, calibrate_artifact_cv, train_folds
 
     cv = CrossValidation(work_dir=work, threads=threads, only_folds=only_folds)
@@ -214,7 +222,8 @@ def calibrate_cv(
         log.info("fold models %s of %s ready in %s", train_folds(out, trainval, cv), out, work)
         return
     trainval, test = split_sets(group, out, ("train+val", "test"))
-    report = calibrate_artifact_cv(out, trainval, test, cv, what="train+val")
+    chosen = group.cv_difficulty if difficulty is None else difficulty
+    report = calibrate_artifact_cv(out, trainval, test, cv, "train+val", chosen)
     Artifact(out).update_metrics(calibration=report)
 
 
@@ -284,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
         help="calibrate-cv: only train these fold models into --work (e.g. 0,2), fit nothing; "
         "run once without it to calibrate",
     )
+    parser.add_argument(
+        "--difficulty",
+        choices=list(DIFFICULTIES),
+        default=None,
+        help="calibrate-cv: the conformal difficulty (default: the recipe's)",
+    )
     args = parser.parse_args(argv)
     only = None if args.folds is None else tuple(int(k) for k in args.folds.split(","))
     if only is not None and (args.stage != "calibrate-cv" or args.work is None):
@@ -305,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             group.calibration == "cv" and args.stage in ("all", "train", "calibrate")
         )  # training calibrated on the validation split; the recipe may say otherwise
         if cv:
-            calibrate_cv(group, out, work, args.threads, only)
+            calibrate_cv(group, out, work, args.threads, only, args.difficulty)
             if only is not None:
                 continue
         elif args.stage == "calibrate":

@@ -69,7 +69,8 @@ def add_parser(sub, name: str) -> None:
         default=DEFAULT_DIFFICULTY,
         help="interval scale: std (ensemble std) or std+novelty (x (1 + beta x novelty), "
         "novelty = 1 - max similarity to the training set, beta fitted on --data; needs the "
-        f"model's applicability domain; --cv-data uses std) (default {DEFAULT_DIFFICULTY})",
+        "model's applicability domain; with --cv-data each molecule's novelty is measured "
+        f"against its fold model's training molecules) (default {DEFAULT_DIFFICULTY})",
     )
     p.set_defaults(func=run)
 

@@ -24,10 +24,13 @@ predicted *out of fold*:
    molecules, as the artifact's own domain is over its training split. (The artifact's own
    domain would flag every one of its training molecules in domain — each is its own nearest
    neighbour — although the fold model never saw it.)
-   Artifacts without a domain get no flags;
+   Artifacts without a domain get no flags. Likewise a molecule's *novelty* (``1 - max
+   Tanimoto similarity to the training set``, which the novelty-scaled difficulty reads) is
+   measured against its fold model's training molecules;
 4. the artifact's ``calibration.json`` is fitted on those out-of-fold points (the same
-   :func:`~molprop.training.calibration_fit.fit_calibration`: Mondrian bins, offset, Platt for
-   classifiers). The artifact's weights are never touched.
+   :func:`~molprop.training.calibration_fit.fit_calibration`: Mondrian bins, offset, the
+   difficulty asked for — by default the novelty-scaled one with its ``beta`` chosen on the
+   out-of-fold molecules — Platt for classifiers). The artifact's weights are never touched.
 
 Fold models are written to a work directory (a temporary one unless given; never next to the
 model); a given work directory keeps them, and a fold model there trained on the same recipe and
@@ -64,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from molprop.artifact import Artifact
-from molprop.artifact.calibration import Calibration
+from molprop.artifact.calibration import DEFAULT_DIFFICULTY, Calibration
 from molprop.artifact.config import ArtifactConfig
 from molprop.data.loader import GraphDataset
 from molprop.data.splits import scaffold_folds, scaffold_groups, scaffold_holdout
@@ -148,9 +151,10 @@ class CrossValidation:
 class OutOfFold:
     """Out-of-fold predictions of a labelled set: ``mean`` (n, T), ``std`` (n, T) or None (one
     member), ``in_domain`` (n,) in the applicability domain of the fold model that predicted
-    the row (None: no domain asked for), ``ok`` (n,) rows predicted out of fold, ``fold`` (n,) fold index (-1: not in a
-    fold: invalid or unlabelled; -2 :data:`ALWAYS_TRAIN`: in every fold's training),
-    ``report``: folds, molecules per fold, per-fold results."""
+    the row and ``novelty`` (n,) its ``1 - max similarity`` to that model's training molecules
+    (both None: no domain asked for), ``ok`` (n,) rows predicted out of fold, ``fold`` (n,)
+    fold index (-1: not in a fold: invalid or unlabelled; -2 :data:`ALWAYS_TRAIN`: in every
+    fold's training), ``report``: folds, molecules per fold, per-fold results."""
 
     mean: np.ndarray
     std: np.ndarray | None
@@ -158,6 +162,7 @@ class OutOfFold:
     fold: np.ndarray
     report: dict[str, Any]
     in_domain: np.ndarray | None = None
+    novelty: np.ndarray | None = None
 
 
 def check_retrainable(config: ArtifactConfig) -> InitSource | None:
@@ -343,6 +348,7 @@ def out_of_fold(
     std = np.full((n, n_targets), np.nan)
     ok = np.zeros(n, dtype=bool)
     in_domain = np.zeros(n, dtype=bool) if fold_domains else None
+    novelty = np.full(n, np.nan) if fold_domains else None
     has_std = config.n_members > 1
     work = Path(cv.work_dir) if cv.work_dir is not None else None
     temp = Path(tempfile.mkdtemp(prefix="molprop-cv-")) if work is None else None
@@ -399,9 +405,9 @@ def out_of_fold(
                     continue
                 raw = raw_predictions(Predictor.from_pretrained(fold_dir), subset(data, held))
                 mean[held], ok[held] = raw.mean, raw.ok
-                if in_domain is not None:
-                    assert raw.in_domain is not None
-                    in_domain[held] = raw.in_domain
+                if in_domain is not None and novelty is not None:
+                    assert raw.in_domain is not None and raw.novelty is not None
+                    in_domain[held], novelty[held] = raw.in_domain, raw.novelty
                 if raw.std is not None:
                     std[held] = raw.std
                 entry: dict[str, Any] = {
@@ -440,7 +446,7 @@ def out_of_fold(
         "molecules_per_fold": np.bincount(fold[small], minlength=cv.folds).tolist(),
         "per_fold": per_fold,
     }
-    return OutOfFold(mean, std if has_std else None, ok, fold, report, in_domain)
+    return OutOfFold(mean, std if has_std else None, ok, fold, report, in_domain, novelty)
 
 
 def fit_cross_validated(
@@ -448,9 +454,11 @@ def fit_cross_validated(
     data: LabelledSet,
     cv: CrossValidation = CrossValidation(),
     what: str = "train+val",
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> tuple[Calibration, Predictor, OutOfFold]:
     """The calibration of the artifact ``directory`` fitted on out-of-fold predictions of
-    ``data`` (``what`` names it in ``fitted_on``), the artifact's predictor, and the
+    ``data`` (``what`` names it in ``fitted_on``; ``difficulty``: see
+    :func:`~molprop.training.calibration_fit.fit_conformal`), the artifact's predictor, and the
     out-of-fold predictions. Nothing is written."""
     if cv.only_folds is not None:
         raise ConfigError("only_folds trains fold models and fits nothing: use train_folds")
@@ -458,7 +466,7 @@ def fit_cross_validated(
     config = predictor.config
     has_domain = predictor.domain is not None and data.smiles is not None
     oof = out_of_fold(config, data, cv, fold_domains=has_domain)
-    in_domain = oof.in_domain
+    in_domain, novelty = oof.in_domain, oof.novelty
     targets = np.asarray(data.targets, dtype=np.float64).reshape(len(data), -1)
     keep = oof.ok & np.isfinite(targets).any(axis=1)
     if not keep.any():
@@ -471,9 +479,8 @@ def fit_cross_validated(
         None if oof.std is None else oof.std[keep],
         None if in_domain is None else in_domain[keep],
         fitted_on=cv.describe(what, int(keep.sum()), int((oof.fold == ALWAYS_TRAIN).sum())),
-        # the novelty of an out-of-fold molecule would be its similarity to its fold's
-        # training molecules, which out_of_fold does not keep: the std difficulty
-        difficulty="std",
+        novelty=None if novelty is None else novelty[keep],
+        difficulty=difficulty,
     )
     return calibration, predictor, oof
 
@@ -494,11 +501,13 @@ def calibrate_artifact_cv(
     test: LabelledSet | None = None,
     cv: CrossValidation = CrossValidation(),
     what: str = "train+val",
+    difficulty: str = DEFAULT_DIFFICULTY,
 ) -> dict[str, Any]:
     """Fit the artifact's calibration on out-of-fold predictions of ``data`` (never pass the
-    test rows here), write ``calibration.json`` and return the ``"calibration"`` entry of
-    ``metrics.json`` (with ``test``: measured there; ``cross_validation``: the folds)."""
-    calibration, predictor, oof = fit_cross_validated(directory, data, cv, what)
+    test rows here; ``difficulty``: see :func:`fit_cross_validated`), write
+    ``calibration.json`` and return the ``"calibration"`` entry of ``metrics.json`` (with
+    ``test``: measured there; ``cross_validation``: the folds)."""
+    calibration, predictor, oof = fit_cross_validated(directory, data, cv, what, difficulty)
     report = store_calibration(directory, calibration, predictor, test)
     report["cross_validation"] = oof.report
     return report

@@ -60,7 +60,7 @@ def recalibrate(
     ``calibration`` entry (measured on ``test_data`` when given: a labelled table not used to
     fit) and the card's calibration section is rewritten. Every valid, labelled row of ``data``
     is used to fit. ``difficulty``: see :func:`~molprop.training.calibration_fit.fit_conformal`
-    (the cross-validated fit uses ``"std"``).
+    (cross-validated: each molecule's novelty against its fold model's training molecules).
 
     ``cv`` (a :class:`molprop.training.cv_calibrate.CrossValidation`): ``data`` is instead the
     table the model was trained on (without its test rows), predicted out of fold by ensembles
@@ -104,7 +104,7 @@ def recalibrate(
     if cv is not None:
         from molprop.training.cv_calibrate import fit_cross_validated
 
-        calibration, _, oof = fit_cross_validated(dest, labelled, cv, Path(data).name)
+        calibration, _, oof = fit_cross_validated(dest, labelled, cv, Path(data).name, difficulty)
         cv_report = oof.report
     else:
         fitted_on = f"{Path(data).name}, {len(table)} labelled molecules (molprop calibrate)"

@@ -183,6 +183,17 @@ def test_cv_calibration_is_out_of_fold_and_never_sees_test_rows(
     assert sorted(np.asarray(got["in_domain"]).tolist()) == sorted(flags)
     assert sorted(stored.targets["logp"].in_domain.tolist()) == sorted(int(f) for f in flags)
 
+    # novelty (the default difficulty reads it): 1 - max similarity to the training molecules
+    # of the fold model that predicted the molecule, not to the artifact's own training split
+    novelties = []
+    for domain_smiles, (held_smiles, _) in zip(spies["domain"], spies["flags"]):
+        novelties += list(1.0 - ApplicabilityDomain.fit(domain_smiles).similarity(held_smiles))
+    target = stored.targets["logp"]
+    assert target.difficulty == "std+novelty" and target.novelty is not None
+    assert np.allclose(np.sort(target.novelty), np.sort(novelties))
+    own = 1.0 - ApplicabilityDomain.load(out).similarity([table.smiles[i] for i in held_all])
+    assert not np.allclose(np.sort(target.novelty), np.sort(own))  # 0 for the training rows
+
 
 def test_cli_calibrate_cv_data_keeps_the_weights(tmp_path: Path, capsys) -> None:
     """``molprop calibrate --model DIR --cv-data TABLE`` rewrites the calibration only (new
