@@ -217,6 +217,87 @@ def record_calibration_choice(validation: Path, cv: Path) -> Path:
     return CALIBRATION_CHOICE
 
 
+def record_novelty_choice(cv: Path, novelty: Path) -> Path:
+    """Add to :data:`CALIBRATION_CHOICE` the calibration report of a copy of the
+    cross-validated ``admet_regression`` (``cv``: same weights, same folds) recalibrated with
+    the novelty-scaled difficulty (``novelty``), its betas and calibration RMSEs, for
+    :data:`NOVELTY_SHIP_RULE`."""
+    reports = json.loads(CALIBRATION_CHOICE.read_text())
+    same = [
+        sorted((p.relative_to(d).as_posix(), p.read_bytes()) for p in (d / "members").rglob("*.*"))
+        for d in (cv, novelty)
+    ]
+    if same[0] != same[1]:
+        raise RuntimeError(f"{cv} and {novelty} are not the same model (their weights differ)")
+    report = json.loads((novelty / "metrics.json").read_text())["calibration"]
+    if report.get("fitted_on") != reports["cv"]["fitted_on"]:
+        raise RuntimeError(f"{novelty} is not calibrated on the kept cross-validation's folds")
+    targets = json.loads((novelty / "calibration.json").read_text())["targets"]
+    if {t.get("difficulty") for t in targets.values()} != {"std+novelty"}:
+        raise RuntimeError(f"{novelty} is not calibrated with the novelty-scaled difficulty")
+    reports["cv_novelty"] = report
+    reports["cv_novelty_beta"] = {name: t["beta"] for name, t in targets.items()}
+    reports["calibration_rmse"]["cv_novelty"] = calibration_rmse(novelty)
+    CALIBRATION_CHOICE.write_text(json.dumps(reports, indent=1) + "\n")
+    return CALIBRATION_CHOICE
+
+
+def novelty_choice_section(models: Path, endpoints: list[str]) -> list[str]:
+    """The page's section on :data:`NOVELTY_SHIP_RULE` (empty until the novelty-scaled report
+    is kept): each endpoint's 90 % test coverage with the std and the novelty-scaled
+    difficulty of the cross-validated calibration, the beta chosen, the decision (the same
+    count as :func:`cv_decision`, the std one in the place of the shipped one) and the
+    difficulty ``models/admet_regression`` ships."""
+    if not CALIBRATION_CHOICE.exists():
+        return []
+    reports = json.loads(CALIBRATION_CHOICE.read_text())
+    if "cv_novelty" not in reports:
+        return []
+    decision = cv_decision(reports["cv"], reports["cv_novelty"], endpoints)
+    stored = json.loads((models / "admet_regression" / "calibration.json").read_text())
+    shipped = {t.get("difficulty", "std") for t in stored["targets"].values()}
+    betas = reports["cv_novelty_beta"]
+
+    def cell(report: dict[str, Any], endpoint: str) -> str:
+        cov = report_coverage(report, endpoint)
+        if cov is None:
+            return "not calibrated"
+        width = report["test"][endpoint]["levels"]["0.9"]["mean_width"]
+        verdict = "holds" if cov["holds"] else "missed"
+        return (
+            f"{cov['coverage']:.3f} [{cov['cp_low']:.3f}, {cov['cp_high']:.3f}], "
+            f"{_fmt(width)}: {verdict}"
+        )
+
+    lines = [
+        "",
+        "## Std or novelty-scaled difficulty of the cross-validated calibration",
+        "",
+        NOVELTY_SHIP_RULE,
+        "",
+        "| endpoint | std: coverage [95 % CP], mean width | novelty-scaled: coverage [95 % CP], "
+        "mean width | beta |",
+        "|---|---|---|---|",
+    ]
+    for e in endpoints:
+        beta = betas.get(e)
+        lines.append(
+            f"| {e} | {cell(reports['cv'], e)} | {cell(reports['cv_novelty'], e)} | "
+            f"{'–' if beta is None else _fmt(beta)} |"
+        )
+    n = len(decision["endpoints"])
+    chosen = "novelty-scaled" if decision["ship_cv"] else "std"
+    lines += [
+        "",
+        f"Endpoints both calibrate: {n}; holding the criterion: std {len(decision['hold_validation'])}"
+        f" of {n}, novelty-scaled {len(decision['hold_cv'])} of {n}. The rule keeps the "
+        f"**{chosen}** difficulty; `admet_regression` ships "
+        + ("the novelty-scaled one." if shipped == {"std+novelty"} else "the std one."
+           if shipped == {"std"} else "a mix: " + ", ".join(sorted(shipped)) + "."),
+    ]  # fmt: skip
+    return lines
+
+
 def regression_endpoints(models: Path) -> list[str]:
     """The targets of ``models/admet_regression`` (from its config.json)."""
     config = json.loads((models / "admet_regression" / "config.json").read_text())
@@ -559,6 +640,7 @@ def write_page(
         "calibrated regression endpoints (the scaffold test part is a shift from the "
         "molecules the intervals were calibrated on).",
         *calibration_choice_section(models, regression_endpoints(models)),
+        *novelty_choice_section(models, regression_endpoints(models)),
         "",
         admet_ai_tally(rows),
         *protocol_tally(),
@@ -729,10 +811,20 @@ def main(argv: list[str] | None = None) -> int:
         help="keep the calibration reports of admet_regression calibrated on its validation "
         "split and cross-validated (two copies of the same model) for the page, then stop",
     )
+    parser.add_argument(
+        "--novelty-choice",
+        nargs=2,
+        metavar=("CV_DIR", "NOVELTY_DIR"),
+        help="add the report of the cross-validated admet_regression recalibrated with the "
+        "novelty-scaled difficulty (a copy of CV_DIR) for the page, then stop",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     if args.calibration_choice:
         log.info("wrote %s", record_calibration_choice(*map(Path, args.calibration_choice)))
+        return 0
+    if args.novelty_choice:
+        log.info("wrote %s", record_novelty_choice(*map(Path, args.novelty_choice)))
         return 0
     if args.report:
         saved = load_result("admet_panel")

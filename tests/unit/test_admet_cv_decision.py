@@ -109,3 +109,47 @@ def test_the_shipped_admet_regression_has_the_calibration_the_rule_picks() -> No
     assert shipped["calibration"]["fitted_on"] == reports[picked]["fitted_on"]
     assert shipped["calibration"]["test"] == reports[picked]["test"]
     assert groups()["admet_regression"].calibration == picked
+
+
+def test_the_novelty_report_is_kept_only_for_the_same_model_and_folds(tmp_path, monkeypatch):
+    """The novelty-scaled report joins the kept ones only for a copy with the shipped
+    cross-validated model's weights, fitted on the same folds, with the novelty-scaled
+    difficulty; the page then shows both difficulties and what ships."""
+    monkeypatch.setattr(panel, "CALIBRATION_CHOICE", tmp_path / "choice.json")
+    fitted = "5-fold scaffold cross-validation of train+val"
+    cv = {"fitted_on": fitted, "cross_validation": {}, "test": _report({"a": (0.86, 500)})["test"]}
+    nov = {"fitted_on": fitted, "cross_validation": {}, "test": _report({"a": (0.9, 500)})["test"]}
+    panel.CALIBRATION_CHOICE.write_text(json.dumps({"cv": cv, "calibration_rmse": {}}))
+    cv_dir, nov_dir = _copy(tmp_path / "c", cv), _copy(tmp_path / "n", nov)
+    with pytest.raises(RuntimeError, match="novelty-scaled difficulty"):
+        panel.record_novelty_choice(cv_dir, nov_dir)  # its calibration.json names none
+    scaled = {"difficulty": "std+novelty", "beta": 0.5, "residuals": [1.0]}
+    (nov_dir / "calibration.json").write_text(json.dumps({"targets": {"a": scaled}}))
+    with pytest.raises(RuntimeError, match="weights differ"):
+        panel.record_novelty_choice(_copy(tmp_path / "x", cv, b"x"), nov_dir)
+    other = _copy(tmp_path / "o", {**nov, "fitted_on": "validation split"})
+    (other / "calibration.json").write_text(json.dumps({"targets": {"a": scaled}}))
+    with pytest.raises(RuntimeError, match="same folds|kept cross-validation"):
+        panel.record_novelty_choice(cv_dir, other)
+    panel.record_novelty_choice(cv_dir, nov_dir)
+    models = tmp_path / "models"
+    shutil.copytree(cv_dir, models / "admet_regression")
+    text = "\n".join(panel.novelty_choice_section(models, ["a"]))
+    assert "| a | 0.860 [0.826, 0.889], 1.000: missed | 0.900 [0.870, 0.925], 1.000: holds" in text
+    assert "std 0 of 1, novelty-scaled 1 of 1" in text
+    assert "keeps the **novelty-scaled** difficulty; `admet_regression` ships the std one." in text
+
+
+def test_the_shipped_admet_regression_has_the_difficulty_the_novelty_rule_picks() -> None:
+    """The rule between the std and the novelty-scaled cross-validated calibration, applied
+    to the kept reports, names the difficulty of every target ``pretrained/admet_regression``
+    ships and the one its recipe rebuilds."""
+    from molprop.pretrained_admet import groups
+
+    reports = json.loads(panel.CALIBRATION_CHOICE.read_text())
+    models = panel.REPO / "pretrained"
+    decision = cv_decision(reports["cv"], reports["cv_novelty"], panel.regression_endpoints(models))
+    picked = "std+novelty" if decision["ship_cv"] else "std"
+    stored = json.loads((models / "admet_regression" / "calibration.json").read_text())
+    assert {t.get("difficulty", "std") for t in stored["targets"].values()} == {picked}
+    assert groups()["admet_regression"].cv_difficulty == picked
