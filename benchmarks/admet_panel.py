@@ -193,6 +193,30 @@ def calibration_rmse(directory: Path) -> dict[str, float]:
     }
 
 
+def coverage_cell(report: dict[str, Any], endpoint: str) -> str:
+    """A page cell: the 90 % test coverage of ``endpoint`` in a calibration report with its
+    95 % Clopper–Pearson interval, mean width and verdict."""
+    cov = report_coverage(report, endpoint)
+    if cov is None:
+        return "not calibrated"
+    width = report["test"][endpoint]["levels"]["0.9"]["mean_width"]
+    verdict = "holds" if cov["holds"] else "missed"
+    return (
+        f"{cov['coverage']:.3f} [{cov['cp_low']:.3f}, {cov['cp_high']:.3f}], "
+        f"{_fmt(width)}: {verdict}"
+    )
+
+
+def check_same_weights(first: Path, second: Path) -> None:
+    """Refuse two model directories whose member weights differ."""
+    weights = [
+        sorted((p.relative_to(d).as_posix(), p.read_bytes()) for p in (d / "members").rglob("*.*"))
+        for d in (first, second)
+    ]
+    if weights[0] != weights[1]:
+        raise RuntimeError(f"{first} and {second} are not the same model (their weights differ)")
+
+
 def record_calibration_choice(validation: Path, cv: Path) -> Path:
     """Keep the calibration reports of two copies of ``admet_regression`` (same weights), one
     calibrated on its validation split and one cross-validated, in :data:`CALIBRATION_CHOICE`."""
@@ -200,12 +224,7 @@ def record_calibration_choice(validation: Path, cv: Path) -> Path:
     def report(directory: Path) -> dict[str, Any]:
         return json.loads((directory / "metrics.json").read_text())["calibration"]
 
-    weights = [
-        sorted((p.relative_to(d).as_posix(), p.read_bytes()) for p in (d / "members").rglob("*.*"))
-        for d in (validation, cv)
-    ]
-    if weights[0] != weights[1]:
-        raise RuntimeError(f"{validation} and {cv} are not the same model (their weights differ)")
+    check_same_weights(validation, cv)
     reports: dict[str, Any] = {"validation": report(validation), "cv": report(cv)}
     if "cross_validation" not in reports["cv"]:
         raise RuntimeError(f"{cv} is not calibrated by cross-validation")
@@ -223,12 +242,7 @@ def record_novelty_choice(cv: Path, novelty: Path) -> Path:
     the novelty-scaled difficulty (``novelty``), its betas and calibration RMSEs, for
     :data:`NOVELTY_SHIP_RULE`."""
     reports = json.loads(CALIBRATION_CHOICE.read_text())
-    same = [
-        sorted((p.relative_to(d).as_posix(), p.read_bytes()) for p in (d / "members").rglob("*.*"))
-        for d in (cv, novelty)
-    ]
-    if same[0] != same[1]:
-        raise RuntimeError(f"{cv} and {novelty} are not the same model (their weights differ)")
+    check_same_weights(cv, novelty)
     report = json.loads((novelty / "metrics.json").read_text())["calibration"]
     if report.get("fitted_on") != reports["cv"]["fitted_on"]:
         raise RuntimeError(f"{novelty} is not calibrated on the kept cross-validation's folds")
@@ -258,17 +272,6 @@ def novelty_choice_section(models: Path, endpoints: list[str]) -> list[str]:
     shipped = {t.get("difficulty", "std") for t in stored["targets"].values()}
     betas = reports["cv_novelty_beta"]
 
-    def cell(report: dict[str, Any], endpoint: str) -> str:
-        cov = report_coverage(report, endpoint)
-        if cov is None:
-            return "not calibrated"
-        width = report["test"][endpoint]["levels"]["0.9"]["mean_width"]
-        verdict = "holds" if cov["holds"] else "missed"
-        return (
-            f"{cov['coverage']:.3f} [{cov['cp_low']:.3f}, {cov['cp_high']:.3f}], "
-            f"{_fmt(width)}: {verdict}"
-        )
-
     lines = [
         "",
         "## Std or novelty-scaled difficulty of the cross-validated calibration",
@@ -282,7 +285,7 @@ def novelty_choice_section(models: Path, endpoints: list[str]) -> list[str]:
     for e in endpoints:
         beta = betas.get(e)
         lines.append(
-            f"| {e} | {cell(reports['cv'], e)} | {cell(reports['cv_novelty'], e)} | "
+            f"| {e} | {coverage_cell(reports['cv'], e)} | {coverage_cell(reports['cv_novelty'], e)} | "
             f"{'–' if beta is None else _fmt(beta)} |"
         )
     n = len(decision["endpoints"])
@@ -336,20 +339,9 @@ def calibration_choice_section(models: Path, endpoints: list[str]) -> list[str]:
         calib, test = ratios.get(which, {}).get(endpoint), test_rmse.get(f"rmse/{endpoint}")
         return "–" if not calib or test is None else f"{test / calib:.2f}"
 
-    def cell(report: dict[str, Any], endpoint: str) -> str:
-        cov = report_coverage(report, endpoint)
-        if cov is None:
-            return "not calibrated"
-        width = report["test"][endpoint]["levels"]["0.9"]["mean_width"]
-        verdict = "holds" if cov["holds"] else "missed"
-        return (
-            f"{cov['coverage']:.3f} [{cov['cp_low']:.3f}, {cov['cp_high']:.3f}], "
-            f"{_fmt(width)}: {verdict}"
-        )
-
     for e in endpoints:
         lines.append(
-            f"| {e} | {cell(reports['validation'], e)} | {cell(reports['cv'], e)} | "
+            f"| {e} | {coverage_cell(reports['validation'], e)} | {coverage_cell(reports['cv'], e)} | "
             f"{ratio('validation', e)}, {ratio('cv', e)} |"
         )
     n = len(decision["endpoints"])
