@@ -70,9 +70,30 @@ def input_format(path: str | Path) -> str:
     return "csv"
 
 
+#: the first bytes of files that are no text table: a zip archive (``.xlsx``, ``.ods``, ...)
+#: and an OLE compound file (``.xls``)
+SPREADSHEET_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+
+
+def check_not_spreadsheet(path: Path) -> None:
+    """A :class:`DataError` saying how to save a spreadsheet (an Excel or LibreOffice file, or
+    any zip archive) as CSV, where ``path`` is one: read as text it would fail on its first
+    binary byte with a message about UTF-8 that does not say what to do."""
+    with open_binary(path) as fh:
+        head = fh.read(8)
+    if head.startswith(SPREADSHEET_MAGIC):
+        raise DataError(
+            f"{path} is a spreadsheet or zip archive, not a text table: molprop reads CSV, "
+            "TSV, SMILES (.smi) and SDF files (optionally .gz, .bz2 or .xz); save the sheet as "
+            "CSV (in Excel: File > Save As > CSV UTF-8) and give that file"
+        )
+
+
 def open_text(path: Path) -> io.TextIOBase:
     """Text, UTF-8 (a byte-order mark is dropped), newlines as written (for ``csv``); ``.gz``,
-    ``.bz2`` and ``.xz`` files are decompressed."""
+    ``.bz2`` and ``.xz`` files are decompressed; a spreadsheet is a :class:`DataError`
+    (:func:`check_not_spreadsheet`)."""
+    check_not_spreadsheet(path)
     return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", newline="")
 
 

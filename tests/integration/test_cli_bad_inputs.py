@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -41,7 +42,12 @@ def _inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     binary.write_bytes(bytes(range(256)) * 16)
     nul = tmp_path / "nul.smi"
     nul.write_bytes(b"CCO\nCC\x00O\n")
+    xlsx = tmp_path / "assay.xlsx"
+    with zipfile.ZipFile(xlsx, "w") as archive:  # laid out like an Excel workbook
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
     return {
+        "assay.xlsx": (xlsx, "save the sheet as CSV (in Excel: File > Save As > CSV UTF-8)"),
         "latin1.smi": (latin, "not UTF-8"),
         "latin1.csv": (latin_csv, "not UTF-8"),
         "binary.smi": (binary, "not UTF-8"),
@@ -60,7 +66,8 @@ def _one_error_line(err: str, *needles: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["latin1.smi", "latin1.csv", "binary.smi", "nul.smi", "cut.smi.gz", "cut.csv.gz"]
+    "name",
+    ["latin1.smi", "latin1.csv", "binary.smi", "nul.smi", "cut.smi.gz", "cut.csv.gz", "assay.xlsx"],
 )
 def test_unreadable_input_one_line_exit_2(tmp_path: Path, capsys, name: str) -> None:
     path, reason = _inputs(tmp_path)[name]

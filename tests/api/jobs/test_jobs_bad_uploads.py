@@ -1,5 +1,5 @@
 """Hostile job submissions on SQLite and PostgreSQL: uploads that are not UTF-8 text, binary,
-a truncated ``.smi.gz``, file names of 300 characters or with a NUL are answered 4xx with the
+a spreadsheet (Excel, old or new), a truncated ``.smi.gz``, file names of 300 characters or with a NUL are answered 4xx with the
 reason (or accepted, for a good table under a strange name: the name is never a path), and a
 tiny interval level is accepted and served by the worker, not failed later."""
 
@@ -30,6 +30,17 @@ def _truncated_gz() -> bytes:
     return whole[: len(whole) // 2]
 
 
+def _xlsx() -> bytes:
+    """A zip archive laid out like an Excel workbook (what a chemist may upload as is)."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    return buffer.getvalue()
+
+
 BAD_UPLOADS = {
     "latin1.smi": ("CCO\nc1ccccc1 ph\xe9nol\nCCN\n".encode("latin-1"), "not UTF-8"),
     "latin1.csv": ("smiles,name\nCCO,\xe9thanol\n".encode("latin-1"), "not UTF-8"),
@@ -37,6 +48,9 @@ BAD_UPLOADS = {
     "nul.smi": (b"CCO\nCC\x00O\n", "NUL"),
     "cut.smi.gz": (_truncated_gz(), "Compressed file ended"),
     "notgzip.smi.gz": (b"CCO\nCCN\n", "Not a gzipped file"),
+    "assay.xlsx": (_xlsx(), "save the sheet as CSV"),
+    "assay.csv": (_xlsx(), "is a spreadsheet or zip archive"),  # whatever its name says
+    "old.xls": (bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504), "save the sheet as CSV"),
 }
 
 
