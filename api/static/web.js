@@ -404,9 +404,20 @@
 
   // -> {smiles: [...], ids: [...], smilesColumn, idColumn, note} or throws Error with a
   // message for the user
+  // the first bytes of a zip archive (.xlsx, .ods) and of an OLE file (.xls): no text table
+  const SPREADSHEET_MAGIC = [[0x50, 0x4b, 0x03, 0x04], [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]];
+
+  async function isSpreadsheet(file) {
+    const head = new Uint8Array(await file.slice(0, 8).arrayBuffer());
+    return SPREADSHEET_MAGIC.some((magic) => magic.every((byte, i) => head[i] === byte));
+  }
+
   async function readInput() {
     const file = $("csv-file").files[0];
     if (file) {
+      if (await isSpreadsheet(file)) {
+        throw new Error(`${file.name} is a spreadsheet, not a CSV file: save it as CSV (in Excel: File > Save As > CSV UTF-8) and choose that file`);
+      }
       const text = await file.text();
       const table = parseCsv(text);
       if (!table.length) throw new Error(`${file.name} is empty`);

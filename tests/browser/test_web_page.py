@@ -180,7 +180,7 @@ def test_user_text_is_shown_as_text_never_run(browser, web_server: str) -> None:
     )
 
 
-def test_a_csv_without_the_smiles_column_says_so_and_the_page_keeps_working(
+def test_a_csv_without_the_smiles_column_or_a_spreadsheet_says_so_and_the_page_keeps_working(
     browser, web_server: str, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
@@ -192,6 +192,18 @@ def test_a_csv_without_the_smiles_column_says_so_and_the_page_keeps_working(
     _submit(browser)
     text = browser.find_element(By.ID, "message").text
     assert 'no column "smiles"' in text and "name, structure" in text
+    # a workbook saved from Excel (a zip archive), even named .csv: say how to save it as CSV
+    import zipfile
+
+    sheet = tmp_path / "assay.csv"
+    with zipfile.ZipFile(sheet, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    browser.find_element(By.ID, "clear-file").click()
+    browser.find_element(By.ID, "csv-file").send_keys(str(sheet))
+    _submit(browser)
+    text = browser.find_element(By.ID, "message").text
+    assert "assay.csv is a spreadsheet" in text and "CSV UTF-8" in text
     # a small CSV with an id column goes through /v1/predict, ids kept
     good = tmp_path / "small.csv"
     good.write_text('code,smiles\nA-1,CCO\n"B,2",C1CC\nC-3,c1ccccc1O\n')
