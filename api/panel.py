@@ -276,6 +276,7 @@ def panel_summaries(
                 model=model,
                 unit=dict(zip(models[model].targets, models[model].units)).get(target, ""),
                 task=models[model].task,
+                interval_coverage=models[model].coverage_info(target),
             )
             for target, model in owners
         ]

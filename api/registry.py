@@ -10,6 +10,7 @@ from pathlib import Path
 
 from molprop.artifact import Artifact
 from molprop.artifact.calibration import ConformalTarget
+from molprop.artifact.coverage import MeasuredCoverage, measured_coverage
 from molprop.artifact.published import PublishedModels
 from molprop.artifact.resolve import artifacts_in, resolve_model
 from molprop.errors import MolpropError
@@ -34,6 +35,8 @@ class ServedModel:
     card: str
     #: made by a fine-tune job and stored in the job database (not in the model directory)
     published: bool = False
+    #: target -> how its intervals covered the test molecules, by level (metrics.json)
+    coverage: dict[str, tuple[MeasuredCoverage, ...]] = dataclasses.field(default_factory=dict)
 
     @property
     def n_members(self) -> int:
@@ -48,6 +51,15 @@ class ServedModel:
     def target(self) -> str | None:
         """The target of a one-target model; None for a multitask model (see ``targets``)."""
         return None if self.multitask else self.targets[0]
+
+    def coverage_info(self, target: str) -> list[dict[str, object]]:
+        """How ``target``'s intervals covered the test molecules, one entry per level
+        (:class:`api.schemas.CoverageInfo`; empty where not measured)."""
+        return [
+            {"level": c.level, "coverage": c.coverage, "n": c.n, "cp_low": c.low,
+             "cp_high": c.high, "verdict": c.verdict}
+            for c in self.coverage.get(target, ())
+        ]  # fmt: skip
 
     @property
     def unit(self) -> str | None:
@@ -90,6 +102,7 @@ def load_model(directory: Path) -> ServedModel:
         version=config.version,
         test_metrics=_test_metrics(artifact),
         card=artifact.read_card(),
+        coverage=measured_coverage(artifact.read_metrics()) if predictor.calibration else {},
     )
 
 

@@ -121,7 +121,10 @@ def summary(model: ServedModel) -> dict:
         "task": model.task,
         "target": model.target,
         "unit": model.unit,
-        "targets": [{"name": t, "unit": u} for t, u in zip(model.targets, model.units)],
+        "targets": [
+            {"name": t, "unit": u, "interval_coverage": model.coverage_info(t)}
+            for t, u in zip(model.targets, model.units)
+        ],
         "version": model.version,
         "n_members": model.n_members,
         "test_metrics": model.test_metrics,

@@ -224,6 +224,10 @@ class PanelEndpoint(BaseModel):
     model: str
     unit: str
     task: str
+    interval_coverage: list[CoverageInfo] = Field(
+        default_factory=list,
+        description="its intervals' measured coverage on its model's test part, by level",
+    )
 
 
 class PanelSummary(BaseModel):
@@ -246,11 +250,31 @@ class PanelSummary(BaseModel):
     )
 
 
+class CoverageInfo(BaseModel):
+    """How a target's intervals at one level covered the model's test molecules."""
+
+    level: float = Field(description="the interval level, e.g. 0.9")
+    coverage: float = Field(description="the fraction of test molecules inside the interval")
+    n: int = Field(description="test molecules measured")
+    cp_low: float = Field(description="95 % Clopper–Pearson interval of coverage: low end")
+    cp_high: float = Field(description="95 % Clopper–Pearson interval of coverage: high end")
+    verdict: Literal["holds", "below", "above"] = Field(
+        description="holds: the Clopper–Pearson interval contains the level; below: the "
+        "intervals covered significantly less than they say (read them as wider); above: "
+        "significantly more"
+    )
+
+
 class TargetInfo(BaseModel):
     """One target a model predicts."""
 
     name: str
     unit: str = Field(description="its unit (empty where none is recorded)")
+    interval_coverage: list[CoverageInfo] = Field(
+        default_factory=list,
+        description="its intervals' measured coverage on the model's test part, by level "
+        "(empty: not calibrated with intervals, or not measured)",
+    )
 
 
 class ModelSummary(BaseModel):

@@ -41,9 +41,10 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
 
-from benchmarks.common import clopper_pearson, load_result, save_result
+from benchmarks.common import load_result, save_result
 from benchmarks.tdc_leaderboard import SOURCE_PATH, SOURCE_REPO
 from benchmarks.tdc_leaderboard import load as tdc_leaderboard
+from molprop.artifact.coverage import clopper_pearson
 from molprop.artifact.panel import read_panel
 from molprop.chem.smiles import inchikey
 from molprop.errors import InvalidInputError

@@ -43,8 +43,8 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem, RDLogger
 
-from benchmarks.common import clopper_pearson
 from molprop.artifact.calibration import DIFFICULTIES, Calibration, ConformalTarget
+from molprop.artifact.coverage import clopper_pearson
 from molprop.inference import Predictor
 from molprop.pretrained_recipes import HARTREE_EV, PRETRAINED, RECIPES, load_data, split_sets
 from molprop.training.calibrate import fit_on, measure, raw_predictions

@@ -162,15 +162,6 @@ def machine_facts() -> dict[str, Any]:
     }
 
 
-def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The exact (Clopper–Pearson) ``1 - alpha`` interval of a coverage of ``k`` in ``n``."""
-    from scipy.stats import beta
-
-    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return low, high
-
-
 def save_result(name: str, payload: dict[str, Any]) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"

@@ -58,7 +58,7 @@
     const model = selectedModel();
     if (model) {
       if (!model.targets || model.targets.length < 2) return null;
-      const endpoints = model.targets.map((t) => ({ target: t.name, unit: t.unit, model: model.name, task: model.task }));
+      const endpoints = model.targets.map((t) => ({ target: t.name, unit: t.unit, model: model.name, task: model.task, interval_coverage: t.interval_coverage || [] }));
       return { name, kind: "model", endpoints };
     }
     const panel = (config.panels || []).find((p) => p.name === name);
@@ -330,6 +330,24 @@
     return `${Number((level * 100).toFixed(1))} %`;
   }
 
+  // how the intervals at `level` covered the model's test molecules (GET /v1/models or
+  // /v1/panels: interval_coverage), or null where not measured at that level
+  function measuredCoverage(coverages, level) {
+    if (level === null || level === undefined) return null;
+    return (coverages || []).find((c) => Math.abs(c.level - level) < 1e-9) || null;
+  }
+
+  function coverageText(c) {
+    const verdict =
+      c.verdict === "below"
+        ? " That is significantly less than stated: read these intervals as too narrow."
+        : c.verdict === "above"
+          ? " That is significantly more than stated: these intervals are wider than needed."
+          : "";
+    return `On the model's ${c.n} test molecules the ${percent(c.level)} interval contained ` +
+      `${percent(c.coverage)} of the measured values (95 % CI ${percent(c.cp_low)}–${percent(c.cp_high)}).${verdict}`;
+  }
+
   // the headers of std, interval and domain say what they mean (title: a tooltip; the
   // "What the columns mean" list below the table is their accessible description)
   function explainColumns(model, level) {
@@ -341,7 +359,11 @@
       level === null
         ? "No interval: none was asked for, or the model is not calibrated for one (a classifier, or no calibration set)."
         : `Calibrated prediction interval at ${percent(level)} (split-conformal): for molecules like the ` +
-          `calibration set, the measured value lies inside it ${percent(level)} of the time (see the model card).`;
+          `calibration set, the measured value lies inside it ${percent(level)} of the time (see the model card).` +
+          (() => {
+            const c = measuredCoverage(model.targets && model.targets.length ? model.targets[0].interval_coverage : [], level);
+            return c ? ` ${coverageText(c)}` : "";
+          })();
     const threshold = model.domain_threshold;
     const domain =
       threshold === null || threshold === undefined
@@ -775,7 +797,20 @@
       const value = cell(tr, fmt(e.value), "num value");
       if (e.value !== null) value.dataset.value = String(e.value);
       cell(tr, e.unit, "unit");
-      cell(tr, e.low === null || e.low === undefined ? "" : `${fmt(e.low)} – ${fmt(e.high)}`, "num interval");
+      const interval = cell(tr, e.low === null || e.low === undefined ? "" : `${fmt(e.low)} – ${fmt(e.high)}`, "num interval");
+      const known = (state.panel.view.endpoints || []).find((x) => x.target === e.target);
+      const measured = e.low === null || e.low === undefined ? null : measuredCoverage(known && known.interval_coverage, state.panel.interval);
+      if (measured) {
+        interval.title = coverageText(measured);
+        interval.dataset.coverage = String(measured.coverage);
+        interval.dataset.verdict = measured.verdict;
+        if (measured.verdict !== "holds") {
+          const note = document.createElement("span");
+          note.className = `coverage-note coverage-${measured.verdict}`;
+          note.textContent = `held ${percent(measured.coverage)} in test`;
+          interval.appendChild(note);
+        }
+      }
       const similar = typeof e.similarity === "number" ? ` (${e.similarity.toFixed(2)})` : "";
       cell(tr, e.in_domain === null || e.in_domain === undefined ? "" : `${yesNo(e.in_domain)}${similar}`, "domain");
       const pct = cell(tr, e.percentile === null || e.percentile === undefined ? "" : e.percentile.toFixed(1), "num percentile");

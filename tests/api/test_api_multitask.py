@@ -87,14 +87,16 @@ def test_models_report_every_target_with_its_unit(client: TestClient, model_dir:
     models = {m["name"]: m for m in r.json()}
     assert sorted(models) == [MULTI, "solubility"]
     multi = models[MULTI]
-    assert multi["targets"] == [{"name": t, "unit": u} for t, u in TARGETS.items()]
+    assert [{k: t[k] for k in ("name", "unit")} for t in multi["targets"]] == [
+        {"name": t, "unit": u} for t, u in TARGETS.items()
+    ]
     assert multi["target"] is None and multi["unit"] is None
     assert multi["task"] == "regression" and multi["n_members"] == 2
     single = models["solubility"]  # a one-target model: as before, plus its targets
     shipped = Predictor.from_pretrained("solubility")
     assert single["target"] == shipped.target_names[0] == "logS"
     assert single["unit"] == shipped.config.task.units[0]
-    assert single["targets"] == [{"name": "logS", "unit": single["unit"]}]
+    assert [(t["name"], t["unit"]) for t in single["targets"]] == [("logS", single["unit"])]
     card = client.get(f"/v1/models/{MULTI}")
     assert card.status_code == 200 and card.json()["targets"] == multi["targets"]
     assert "tiny multitask test model" in card.json()["card"]

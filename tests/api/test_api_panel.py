@@ -206,3 +206,37 @@ def test_the_work_budget_counts_every_model(tmp_path: Path, esol: list[str]) -> 
         assert "MOLPROP_MAX_REQUEST_TOKENS" in r.json()["detail"]
         assert c.post("/v1/predict", json={"models": ["solubility"], "smiles": esol}).is_success
         assert c.post("/v1/predict", json={"model": "lipophilicity", "smiles": esol}).is_success
+
+
+def test_every_interval_says_how_it_covered_its_models_test_molecules(client: TestClient) -> None:
+    """``GET /v1/panels`` and ``GET /v1/models`` give each regression endpoint its intervals'
+    measured coverage per level on its model's test part (that model's metrics.json, with
+    the 95 % Clopper–Pearson interval and a verdict); a classifier's endpoints have none."""
+    from molprop.artifact.coverage import clopper_pearson
+
+    admet = {p["name"]: p for p in client.get("/v1/panels").json()}["admet"]
+    verdicts = {}
+    for endpoint in admet["endpoints"]:
+        metrics = json.loads((SHIPPED / endpoint["model"] / "metrics.json").read_text())
+        levels = metrics["calibration"]["test"].get(endpoint["target"], {}).get("levels", {})
+        got = endpoint["interval_coverage"]
+        if endpoint["task"] == "classification":
+            assert got == [] and levels == {}
+            continue
+        assert [c["level"] for c in got] == sorted(float(k) for k in levels)
+        for c in got:
+            measured = levels[f"{c['level']:g}"]
+            assert (c["coverage"], c["n"]) == (measured["coverage"], measured["n"])
+            low, high = clopper_pearson(round(c["coverage"] * c["n"]), c["n"])
+            assert (c["cp_low"], c["cp_high"]) == (pytest.approx(low), pytest.approx(high))
+            want = "below" if high < c["level"] else "above" if low > c["level"] else "holds"
+            assert c["verdict"] == want
+        verdicts[endpoint["target"]] = {c["level"]: c["verdict"] for c in got}
+    assert verdicts["clearance_microsome_rat"][0.9] == "below"
+    assert verdicts["ld50_zhu"][0.9] == "above"
+    assert verdicts["solubility_aqsoldb"][0.9] == "holds"
+    models = {m["name"]: m for m in client.get("/v1/models").json()}
+    rat = next(t for t in models["admet_regression"]["targets"]
+               if t["name"] == "clearance_microsome_rat")  # fmt: skip
+    panel_rat = next(e for e in admet["endpoints"] if e["target"] == "clearance_microsome_rat")
+    assert rat["interval_coverage"] == panel_rat["interval_coverage"]

@@ -118,6 +118,15 @@ def test_pasted_smiles_give_one_row_each_with_the_predictors_values(
     _wait(browser, lambda d: all(r["drawn"] for r in _rows(d)), 30, "the drawings")
     assert [len(r["images"]) for r in rows] == [1, 0, 1]
     assert "1 of 3 rows could not be predicted" in browser.find_element(By.ID, "message").text
+    # the interval's explanation says how its intervals covered the model's test molecules
+    from molprop.artifact.coverage import measured_coverage
+
+    metrics = json.loads((model_dir / "solubility" / "metrics.json").read_text())
+    level = float(browser.find_element(By.ID, "interval").get_attribute("value"))
+    measured = {c.level: c for c in measured_coverage(metrics).get("logp", ())}[level]
+    help_text = browser.find_element(By.ID, "help-interval").get_attribute("textContent")
+    assert f"On the model's {measured.n} test molecules" in help_text
+    assert f"contained {round(measured.coverage * 100, 1):g} %" in help_text
     # the selected model's card is the one shown
     cards = browser.find_elements(By.CSS_SELECTOR, "article.card")
     shown = [c.get_attribute("data-model") for c in cards if c.is_displayed()]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from molprop.artifact.coverage import measured_coverage
 from molprop.inference import Panel, Predictor
 from molprop.io.sink import safe_cell
 from tests.api.conftest import MULTITASK_TARGETS, REPO, train_multitask, uvicorn_server
@@ -80,6 +81,10 @@ def _profile(driver) -> list[dict]:
           unit: tr.querySelector('td.unit').textContent,
           value: tr.querySelector('td.value').dataset.value ?? null,
           interval: tr.querySelector('td.interval').textContent,
+          coverage: tr.querySelector('td.interval').dataset.coverage ?? null,
+          verdict: tr.querySelector('td.interval').dataset.verdict ?? null,
+          tooltip: tr.querySelector('td.interval').title,
+          note: tr.querySelector('td.interval .coverage-note')?.textContent ?? null,
           domain: tr.querySelector('td.domain').textContent,
           percentile: tr.querySelector('td.percentile').dataset.percentile ?? null,
           shown: tr.querySelector('td.percentile').textContent,
@@ -147,6 +152,24 @@ def test_one_molecule_shows_every_endpoint_a_radar_and_downloads_the_panel(
             assert " – " in row["interval"]
         else:
             assert row["interval"] == ""
+    # each interval says how the owning model's 90 % intervals covered its test molecules
+    # (its metrics.json), and flags where that is significantly off the stated level
+    verdicts = {}
+    for row, endpoint in zip(rows, admet.endpoints):
+        metrics = json.loads((SHIPPED / endpoint.model / "metrics.json").read_text())
+        measured = {c.level: c for c in measured_coverage(metrics).get(endpoint.target, ())}
+        if not row["interval"]:
+            assert row["coverage"] is None and row["note"] is None
+            continue
+        c = measured[0.9]
+        assert _close(row["coverage"], c.coverage) and row["verdict"] == c.verdict
+        assert f"{c.n} test molecules" in row["tooltip"]
+        assert row["note"] == (
+            None if c.verdict == "holds" else f"held {round(c.coverage * 100, 1):g} % in test"
+        )
+        verdicts[endpoint.target] = c.verdict
+    assert verdicts["clearance_microsome_rat"] == "below"  # 78 % of 127 (the card's table)
+    assert verdicts["solubility_aqsoldb"] == "holds"
     # the radar: one axis and one point per endpoint, at its percentile
     radar = browser.find_element(By.CSS_SELECTOR, "#panel-radar svg.radar")
     assert radar.get_attribute("data-axes") == str(len(admet.target_names))

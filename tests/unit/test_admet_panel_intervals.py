@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import clopper_pearson
+from molprop.artifact.coverage import clopper_pearson
 from molprop.artifact.panel import endpoint_owners, read_panel
 from molprop.chem.smiles import inchikey
 from molprop.inference import Predictor
