@@ -10,7 +10,7 @@ from pathlib import Path
 
 from molprop.artifact import Artifact
 from molprop.artifact.calibration import ConformalTarget
-from molprop.artifact.coverage import MeasuredCoverage, measured_coverage
+from molprop.artifact.coverage import MeasuredCoverage
 from molprop.artifact.published import PublishedModels
 from molprop.artifact.resolve import artifacts_in, resolve_model
 from molprop.errors import MolpropError
@@ -102,7 +102,7 @@ def load_model(directory: Path) -> ServedModel:
         version=config.version,
         test_metrics=_test_metrics(artifact),
         card=artifact.read_card(),
-        coverage=measured_coverage(artifact.read_metrics()) if predictor.calibration else {},
+        coverage=predictor.interval_coverage(),
     )
 
 

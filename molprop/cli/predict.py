@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
     from molprop.artifact.resolve import is_panel
     from molprop.errors import ConfigError
     from molprop.inference.files import check_file, predict_file
+    from molprop.inference.intervals import coverage_warnings
     from molprop.inference.predictor import Predictor
     from molprop.io.sink import commit_output, partial_path, stage_output
 
@@ -184,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--backend onnxruntime runs in one process (no --devices/--num-nodes)")
     predictor = Predictor.from_pretrained(args.model, backend=args.backend, onnx=args.onnx)
     check_file(predictor, args.input, options)  # refusals before any output is written
+    for line in coverage_warnings(predictor.interval_coverage(), args.interval, args.model):
+        log.warning("%s", line)
     staged = stage_output(args.output, args.resume)
     try:
         counts, n = predict_file(predictor, args.input, staged, options)

@@ -45,6 +45,8 @@ def run_panel(args: argparse.Namespace, options: FileOptions) -> int:
             f"{args.model!r} is a panel: {', '.join(given)} (single models only) not supported"
         )
     panel = Panel.from_name(args.model, backend=args.backend)
+    for line in panel.coverage_warnings(args.interval):
+        log.warning("%s", line)
     with PanelPool(panel, args.model, args.backend, args.num_workers) as pool:
         table, counts = predict_panel_file(panel, args.input, options, pool.predict)
     staged = stage_output(args.output, resume=False)

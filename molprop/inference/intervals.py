@@ -15,7 +15,7 @@ saying so (:data:`~molprop.artifact.calibration.NOT_CALIBRATED`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 import numpy as np
@@ -28,6 +28,7 @@ from molprop.artifact.calibration import (
     PlattTarget,
     check_level,
 )
+from molprop.artifact.coverage import MeasuredCoverage
 from molprop.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,25 @@ def interval_level(value: object) -> float | None:
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
         return None
     return check_level(value)  # type: ignore[arg-type]
+
+
+def coverage_warnings(
+    coverage: Mapping[str, Sequence[MeasuredCoverage]], level: float | None, model: str
+) -> list[str]:
+    """One line per target of ``model`` whose intervals at ``level`` covered its test
+    molecules significantly less than ``level`` (``coverage``: target -> measured coverages,
+    :meth:`~molprop.inference.Predictor.interval_coverage`), for the log of a prediction run."""
+    if level is None:
+        return []
+    lines = []
+    for target, measured in coverage.items():
+        for c in measured:
+            if abs(c.level - level) < 1e-9 and c.verdict == "below":
+                lines.append(
+                    f"{model} {target}: {c.describe()}, significantly below {level:.0%}: read "
+                    "these intervals as too narrow (see the model card)"
+                )
+    return lines
 
 
 def check_servable(calibration: Calibration | None, level: float | None) -> None:

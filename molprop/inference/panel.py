@@ -54,6 +54,7 @@ from molprop.chem.smiles import smiles_length_limit
 from molprop.chem.standardize import ORGANIC_ELEMENTS
 from molprop.errors import ConfigError, DataError
 from molprop.graph import MolGraph
+from molprop.inference.intervals import coverage_warnings, interval_level
 from molprop.inference.physchem import COLUMNS as _PHYSCHEM_ALL
 from molprop.inference.physchem import physchem_frame
 from molprop.inference.pipeline import featurize_screened
@@ -199,6 +200,20 @@ class Panel:
                 f"be named like a row column {list(ROW_COLUMNS)}, a physchem column or another "
                 "target's column"
             )
+
+    def coverage_warnings(self, interval: float | str | None) -> list[str]:
+        """:func:`~molprop.inference.intervals.coverage_warnings` of every endpoint, each from
+        the model that answers it."""
+        level = interval_level(interval)
+        by_model: dict[str, list[str]] = {}
+        for endpoint in self.endpoints:
+            by_model.setdefault(endpoint.model, []).append(endpoint.target)
+        lines = []
+        for model, predictor in zip(self.model_names, self.predictors):
+            measured = predictor.interval_coverage()
+            served = {t: measured[t] for t in by_model.get(model, []) if t in measured}
+            lines += coverage_warnings(served, level, model)
+        return lines
 
     @property
     def _what(self) -> str:

@@ -31,6 +31,7 @@ import pandas as pd
 
 from molprop.artifact.calibration import DEFAULT_LEVEL
 from molprop.artifact.config import ArtifactConfig
+from molprop.artifact.coverage import MeasuredCoverage, measured_coverage
 from molprop.artifact.handle import Artifact
 from molprop.chem.structures import STRUCTURE_SUFFIXES, is_structure_path, read_structures
 from molprop.errors import ConfigError, DataError, PredictionCancelled
@@ -122,6 +123,14 @@ class Predictor:
     @property
     def task_type(self) -> str:
         return self.config.task.task_type
+
+    def interval_coverage(self) -> dict[str, tuple[MeasuredCoverage, ...]]:
+        """target -> how its intervals covered the model's test molecules, by level
+        (:func:`molprop.artifact.coverage.measured_coverage` of ``metrics.json``; empty for a
+        model without a calibration or without a measured test part)."""
+        if self.calibration is None:
+            return {}
+        return measured_coverage(self.artifact.read_metrics())
 
     @property
     def reads_structures(self) -> bool:

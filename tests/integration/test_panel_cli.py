@@ -46,12 +46,17 @@ def _run(tmp_path: Path, source: Path, *extra: str) -> pd.DataFrame:
 
 
 def test_the_admet_panel_keeps_input_columns_and_equals_each_model(
-    tmp_path: Path, given: pd.DataFrame, capsys: pytest.CaptureFixture
+    tmp_path: Path, given: pd.DataFrame, capsys: pytest.CaptureFixture, caplog
 ) -> None:
     source = tmp_path / "in.csv"
     given.to_csv(source, index=False)
-    out = _run(tmp_path, source, "--smiles-column", "smi", "--chunk-size", "5")
+    with caplog.at_level("WARNING", logger="molprop.cli.predict_panel"):
+        out = _run(tmp_path, source, "--smiles-column", "smi", "--chunk-size", "5")
     assert "13 rows written" in capsys.readouterr().out
+    # the run says which endpoints' 90 % intervals fell significantly short in their test
+    warned = [r.getMessage() for r in caplog.records if "too narrow" in r.getMessage()]
+    assert warned == Panel.from_name("admet").coverage_warnings(0.9) and warned
+    assert any(w.startswith("admet_regression clearance_microsome_rat:") for w in warned)
     assert out.columns[:4].tolist() == ["compound", "smi", "solubility_aqsoldb", "status"]
     assert out[given.columns].equals(given.astype(str))  # untouched
     assert out["pred_status"].tolist() == ["ok"] * 5 + ["invalid_input"] + ["ok"] * 7

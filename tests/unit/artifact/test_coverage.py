@@ -58,3 +58,44 @@ def test_the_exact_interval_matches_scipys_beta_quantiles_and_its_ends() -> None
 )
 def test_nothing_measured_gives_nothing(metrics: dict) -> None:
     assert measured_coverage(metrics) == {}
+
+
+def test_a_run_warns_only_for_intervals_significantly_short_at_the_asked_level() -> None:
+    from molprop.inference.intervals import coverage_warnings
+
+    coverage = measured_coverage(
+        {"calibration": {"test": {
+            "short": {"levels": {"0.9": {"coverage": 0.78, "n": 127},
+                                 "0.95": {"coverage": 0.94, "n": 127}}},
+            "wide": {"levels": {"0.9": {"coverage": 0.99, "n": 500}}},
+            "fine": {"levels": {"0.9": {"coverage": 0.89, "n": 100}}},
+        }}}
+    )  # fmt: skip
+    lines = coverage_warnings(coverage, 0.9, "m")
+    assert len(lines) == 1 and lines[0].startswith("m short: on its 127 test molecules")
+    assert "too narrow" in lines[0]
+    assert coverage_warnings(coverage, 0.95, "m") == []  # 0.94 of 127 holds 95 %
+    assert coverage_warnings(coverage, 0.8, "m") == []  # not measured at 80 %
+    assert coverage_warnings(coverage, None, "m") == []  # no interval asked
+
+
+def test_the_shipped_panel_warns_for_the_endpoints_its_page_lists_as_missed() -> None:
+    """The ``admet`` panel's warnings at 90 % name exactly the endpoints whose measured
+    coverage falls significantly short, each from the model that answers it."""
+    import json
+    from pathlib import Path
+
+    from molprop.inference import Panel
+
+    shipped = Path(__file__).resolve().parents[3] / "pretrained"
+    panel = Panel.from_name(str(shipped / "panels" / "admet.json"))
+    short = set()
+    for endpoint in panel.endpoints:
+        metrics = json.loads((shipped / endpoint.model / "metrics.json").read_text())
+        for c in measured_coverage(metrics).get(endpoint.target, ()):
+            if c.level == 0.9 and c.verdict == "below":
+                short.add(f"{endpoint.model} {endpoint.target}")
+    lines = panel.coverage_warnings(0.9)
+    assert {line.split(":")[0] for line in lines} == short
+    assert "admet_regression clearance_microsome_rat" in short  # 78 % of 127
+    assert panel.coverage_warnings("none") == []
