@@ -1,11 +1,15 @@
 """Baselines a fine-tuned model must beat, computed on its own held-out parts.
 
 * ``mean``: the training labels' mean (regression) or prevalence (classification), per target;
-* ``start``: the starting model as it is, its first target's prediction used directly (only
-  when its task type is the fine-tune's);
-* ``start_linear``: a linear model on the starting model's first prediction, fitted on the
-  training part (least squares ``y ~ a + b·p``; classification: a logistic regression on the
-  starting model's probability).
+* ``start``: the starting model as it is, one of its targets' prediction used directly for each
+  fine-tuned target (only when its task type is the fine-tune's): :func:`start_columns` picks
+  which — the kept head's own output, else the starting target of the same name, else its only
+  target, else (a multitask start, e.g. ``admet_regression``, fine-tuned on a differently named
+  assay) the one whose prediction correlates best (Pearson ``|r|``) with the labels of the
+  training part;
+* ``start_linear``: a linear model on that prediction, fitted on the training part (least
+  squares ``y ~ a + b·p``; classification: a logistic regression on the starting model's
+  probability).
 
 :func:`verdict` compares the fine-tuned ensemble with them on validation (else test): RMSE
 (lower is better) or ROC AUC (higher is better), and says plainly when it does not beat one.
@@ -41,6 +45,44 @@ def _fit_linear(p: np.ndarray, y: np.ndarray, task_type: str):
     return lambda q: a + b * q
 
 
+def start_columns(
+    names: list[str],
+    start_names: list[str],
+    train_labels: np.ndarray,
+    train_start: np.ndarray,
+    kept_head: bool = False,
+) -> dict[str, dict[str, str]]:
+    """For each fine-tuned target, the starting model's target whose prediction its ``start``
+    baselines use, and why: ``"kept head"`` (its own output: the head is kept), ``"same
+    name"``, ``"only target"``, or ``"best |r| on the training part"`` (the largest absolute
+    Pearson correlation between the starting prediction and the target's training labels;
+    ``train_labels`` (n, T), ``train_start`` (n, T_start))."""
+    y = np.asarray(train_labels, dtype=np.float64).reshape(len(train_labels), -1)
+    p = np.asarray(train_start, dtype=np.float64).reshape(len(train_start), -1)
+    out: dict[str, dict[str, str]] = {}
+    for j, name in enumerate(names):
+        if kept_head and j < len(start_names):
+            out[name] = {"start_target": start_names[j], "chosen_by": "kept head"}
+        elif name in start_names:
+            out[name] = {"start_target": name, "chosen_by": "same name"}
+        elif len(start_names) == 1:
+            out[name] = {"start_target": start_names[0], "chosen_by": "only target"}
+        else:
+            best, best_r = 0, -1.0
+            for k in range(p.shape[1]):
+                ok = np.isfinite(y[:, j]) & np.isfinite(p[:, k])
+                if ok.sum() < 3 or np.std(y[ok, j]) == 0 or np.std(p[ok, k]) == 0:
+                    continue
+                r = abs(float(np.corrcoef(y[ok, j], p[ok, k])[0, 1]))
+                if r > best_r:
+                    best, best_r = k, r
+            out[name] = {
+                "start_target": start_names[best],
+                "chosen_by": "best |r| on the training part",
+            }
+    return out
+
+
 def baseline_metrics(
     targets: dict[str, np.ndarray],
     start: dict[str, np.ndarray] | None,
@@ -48,14 +90,23 @@ def baseline_metrics(
     names: list[str],
 ) -> dict[str, dict[str, dict[str, float]]]:
     """``targets``: per part (``train`` needed) the (n, T) labels; ``start``: per part the
-    starting model's (n,) first prediction in its units, or None (task types differ).
-    -> ``{part: {baseline: metrics}}`` for every part but ``train`` that has rows."""
+    starting model's prediction in its units for each target, (n, T) (column j: what target
+    j's ``start`` baselines use, see :func:`start_columns`) or (n,) for every target alike,
+    or None (task types differ). -> ``{part: {baseline: metrics}}`` for every part but
+    ``train`` that has rows."""
     train = np.asarray(targets["train"], dtype=np.float64)
     mean = np.nanmean(train, axis=0)
+    n_targets = train.shape[1]
+
+    def columns(part: str) -> np.ndarray:
+        assert start is not None
+        p = np.asarray(start[part], dtype=np.float64)
+        return np.tile(p.reshape(-1, 1), (1, n_targets)) if p.ndim == 1 else p
+
     linear = []
     if start is not None:
-        p = np.asarray(start["train"], dtype=np.float64).reshape(-1)
-        linear = [_fit_linear(p, train[:, j], task_type) for j in range(train.shape[1])]
+        p = columns("train")
+        linear = [_fit_linear(p[:, j], train[:, j], task_type) for j in range(n_targets)]
     out: dict[str, dict[str, dict[str, float]]] = {}
     for part, y in targets.items():
         if part == "train" or len(y) == 0:
@@ -63,12 +114,10 @@ def baseline_metrics(
         y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
         found = {"mean": compute_metrics(y, np.tile(mean, (len(y), 1)), task_type, names)}
         if start is not None:
-            p = np.asarray(start[part], dtype=np.float64).reshape(-1)
-            found["start"] = compute_metrics(
-                y, np.tile(p[:, None], (1, y.shape[1])), task_type, names
-            )
+            p = columns(part)
+            found["start"] = compute_metrics(y, p, task_type, names)
             if all(f is not None for f in linear):
-                pred = np.column_stack([f(p) for f in linear])
+                pred = np.column_stack([f(p[:, j]) for j, f in enumerate(linear)])
                 found["start_linear"] = compute_metrics(y, pred, task_type, names)
         out[part] = found
     return out
@@ -149,4 +198,4 @@ def losing(result: dict[str, Any]) -> bool:
     return any(result.get(f"beats_{b}") is False for b in BASELINES)
 
 
-__all__ = ["BASELINES", "baseline_metrics", "losing", "verdict"]
+__all__ = ["BASELINES", "baseline_metrics", "losing", "start_columns", "verdict"]

@@ -56,7 +56,7 @@ from molprop.training.tables import (
 from molprop.training.train import TrainResult
 from molprop.training.warm_start import init_from_pretrained
 from molprop.transfer import MODES, Mode, StrategyName
-from molprop.transfer.baselines import baseline_metrics, verdict
+from molprop.transfer.baselines import baseline_metrics, start_columns, verdict
 from molprop.transfer.crossfit import CrossFit, out_of_fold_predictions
 from molprop.transfer.strategies import (
     Strategy,
@@ -280,6 +280,15 @@ def write_finetuned_card(out: Path, artifact: ArtifactConfig, metrics: dict[str,
     notes = []
     if "verdict" in metrics:
         notes.append(f"Baselines ({metrics['verdict']['part']}): {metrics['verdict']['message']}.")
+        chosen = metrics.get("baseline_start_targets") or {}
+        if chosen:
+            notes.append(
+                "The starting model as it is, per target: "
+                + "; ".join(
+                    f"{t}: its {c['start_target']} ({c['chosen_by']})" for t, c in chosen.items()
+                )
+                + "."
+            )
         for part, found in metrics.get("baselines", {}).items():
             key = metrics["verdict"]["metric"]
             shown = ", ".join(f"{name} {m.get(key, float('nan')):.3g}" for name, m in found.items())
@@ -408,17 +417,24 @@ def part_targets(
 
 
 def held_out_baselines(
-    pre_dir: Path, pre: ArtifactConfig, data: FinetuneData, task: TaskConfig
-) -> dict[str, dict[str, dict[str, float]]]:
-    """The baselines' metrics on the held-out parts (:mod:`molprop.transfer.baselines`): the
-    starting model's first prediction is used only when its task type is the fine-tune's."""
+    pre_dir: Path, pre: ArtifactConfig, data: FinetuneData, task: TaskConfig, kept_head: bool
+) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, dict[str, str]]]:
+    """The baselines' metrics on the held-out parts (:mod:`molprop.transfer.baselines`) and,
+    per fine-tuned target, the starting target its ``start`` baselines use
+    (:func:`~molprop.transfer.baselines.start_columns`; empty when the task types differ:
+    then there are no ``start`` baselines)."""
     parts = {k: t for k, t in data.parts.items() if k == "train" or len(t)}
-    start = None
-    if pre.task.task_type == task.task_type:
-        source = PretrainedSource(pre_dir)
-        start = {k: source.low_predictions(t.graphs)[:, 0] for k, t in parts.items()}
     targets = {k: t.targets for k, t in parts.items()}
-    return baseline_metrics(targets, start, task.task_type, list(task.target_names))
+    names = list(task.target_names)
+    if pre.task.task_type != task.task_type:
+        return baseline_metrics(targets, None, task.task_type, names), {}
+    source = PretrainedSource(pre_dir)
+    predicted = {k: source.low_predictions(t.graphs) for k, t in parts.items()}
+    start_names = list(pre.task.target_names)
+    chosen = start_columns(names, start_names, targets["train"], predicted["train"], kept_head)
+    index = [start_names.index(chosen[n]["start_target"]) for n in names]
+    start = {k: p[:, index] for k, p in predicted.items()}
+    return baseline_metrics(targets, start, task.task_type, names), chosen
 
 
 def run_finetune(request: FinetuneRequest) -> FinetuneResult:
@@ -490,7 +506,9 @@ def run_finetune(request: FinetuneRequest) -> FinetuneResult:
         k: evaluate_split(fitted.members, t.graphs, t.targets, task, extra[k])
         for k, t in data.parts.items()
     }
-    metrics["baselines"] = held_out_baselines(pre_dir, pre, data, task)
+    metrics["baselines"], metrics["baseline_start_targets"] = held_out_baselines(
+        pre_dir, pre, data, task, kept_head=not fresh
+    )
     metrics["verdict"] = verdict(metrics, metrics["baselines"], task.task_type)
     log.info("baselines: %s", metrics["verdict"]["message"])
     wall_seconds = round(time.perf_counter() - start, 1)

@@ -101,3 +101,58 @@ def test_cli_warns_when_the_finetuned_model_loses_to_the_mean(start_model, lipo,
     assert f"WARNING: {verdict['message']}" in printed
     assert "does NOT beat the mean predictor on validation (RMSE" in printed
     assert "do not use it" in printed
+
+
+@pytest.mark.parametrize(
+    ("column", "chosen_by"),
+    [("log_cl_rlm", "best |r| on the training part"), ("clearance_microsome_rat", "same name")],
+)
+def test_a_multitask_start_is_its_matching_target_in_the_baselines(
+    tmp_path: Path, data_dir, column: str, chosen_by: str, monkeypatch
+) -> None:
+    """Fine-tuning one endpoint of the shipped 14-target ``admet_regression`` on a rat
+    microsomal clearance assay: "the starting model as it is" is its rat microsomal clearance
+    prediction (the same name, or the best-correlated target on the training part when the
+    assay's column is named otherwise), not its first target (solubility), and its RMSE on
+    validation is that prediction's."""
+    import numpy as np
+
+    repo = Path(__file__).resolve().parents[2]
+    table = pd.read_csv(repo / "data" / "admet" / "clearance_microsome_rat.csv.gz")
+    assay = table.sample(150, random_state=0)[["smiles", "log_cl_rlm"]].rename(
+        columns={"log_cl_rlm": column}
+    )
+    path = tmp_path / "rlm.csv"
+    assay.to_csv(path, index=False)
+    import molprop.transfer.finetune as finetune_module
+
+    parts = {}
+    real = finetune_module.held_out_baselines
+
+    def keep_parts(pre_dir, pre, data, task, kept_head):  # the validation molecules
+        parts.update(data.parts)
+        return real(pre_dir, pre, data, task, kept_head)
+
+    monkeypatch.setattr(finetune_module, "held_out_baselines", keep_parts)
+    out = tmp_path / "ft"
+    run_finetune(
+        FinetuneRequest(
+            pretrained=repo / "pretrained" / "admet_regression",
+            data=path,
+            target_columns=[column],
+            out=out,
+            train=TrainConfig(epochs=1, batch_size=64),
+            progress=False,
+        )
+    )
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["baseline_start_targets"] == {
+        column: {"start_target": "clearance_microsome_rat", "chosen_by": chosen_by}
+    }
+    val = [str(s) for s in parts["val"].smiles]
+    labels = assay.set_index("smiles").loc[val, column].to_numpy()
+    shipped = Predictor.from_pretrained(repo / "pretrained" / "admet_regression")
+    predicted = shipped.predict(val)["clearance_microsome_rat"].to_numpy()
+    rmse = float(np.sqrt(np.mean((predicted - labels) ** 2)))
+    assert metrics["baselines"]["val"]["start"]["rmse"] == pytest.approx(rmse, rel=1e-4)
+    assert "its clearance_microsome_rat" in (out / "card.md").read_text()

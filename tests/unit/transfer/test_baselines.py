@@ -85,3 +85,29 @@ def test_cli_line_warns_on_any_loss() -> None:
     )
     assert verdict_line({"verdict": on_test}).startswith("WARNING: the fine-tuned model beats")
     assert verdict_line({}).startswith("WARNING: no baselines")
+
+
+def test_each_target_is_compared_with_the_starting_target_that_matches_it() -> None:
+    """A multitask start: the kept head's own output, else the same name, else its only
+    target, else the best-correlated one on the training part (anti-correlation counts);
+    each fine-tuned target's ``start`` baseline uses its own column."""
+    from molprop.transfer.baselines import start_columns
+
+    rng = np.random.default_rng(2)
+    start = rng.normal(size=(80, 3))  # predictions of the starting targets a, b, c
+    y = np.column_stack([-2.0 * start[:, 2] + 0.1 * rng.normal(size=80), start[:, 0]])
+    chosen = start_columns(["x", "a"], ["a", "b", "c"], y, start)
+    assert chosen == {
+        "x": {"start_target": "c", "chosen_by": "best |r| on the training part"},
+        "a": {"start_target": "a", "chosen_by": "same name"},
+    }
+    kept = start_columns(["x", "y"], ["a", "b"], y, start[:, :2], kept_head=True)
+    assert [c["start_target"] for c in kept.values()] == ["a", "b"]
+    assert start_columns(["x"], ["only"], y[:, :1], start[:, :1])["x"]["chosen_by"] == (
+        "only target"
+    )
+    parts = {"train": y, "val": y[:20]}
+    columns = {"train": start[:, [2, 0]], "val": start[:20, [2, 0]]}
+    found = baseline_metrics(parts, columns, "regression", ["x", "a"])["val"]
+    assert found["start"]["rmse/a"] == pytest.approx(0.0, abs=1e-12)  # its own column
+    assert found["start_linear"]["rmse/x"] < 0.2 < found["start"]["rmse/x"]  # fitted -2·c
