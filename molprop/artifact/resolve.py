@@ -111,6 +111,13 @@ def resolve_model(
         hint = ""
         if (Path(name) / CONFIG_NAME).is_file():
             hint = f"; to use the directory {name!r} here, pass it as a path: ./{name}"
+        panels = [panel_file(base, name) for base in model_dirs(dirs)]
+        found_panel = next((p for p in panels if p.is_file()), None)
+        if found_panel is not None:
+            hint += (
+                f"; {name!r} is a panel (several models answered together), not one model: "
+                f"name one of its models here ({', '.join(_panel_models(found_panel))})"
+            )
         raise ArtifactError(
             f"no model named {name!r} in {[str(d) for d in model_dirs(dirs)]} "
             f"(models: {available_models(dirs)}){hint}"
@@ -122,6 +129,17 @@ def resolve_model(
         f"no model artifact at {str(path)!r} (no {CONFIG_NAME} there); "
         f"model names (no path separators) are: {available_models(dirs)}"
     )
+
+
+def _panel_models(path: Path) -> list[str]:
+    """The ``models`` a panel file lists (none when it cannot be read: only for a hint)."""
+    import json
+
+    try:
+        models = json.loads(path.read_text()).get("models", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [str(m) for m in models] if isinstance(models, list) else []
 
 
 def panel_file(base: Path, name: str) -> Path:

@@ -101,3 +101,16 @@ def test_absolute_path_and_name_errors(in_tmp_cwd: Path) -> None:
         resolve_model("nope")
     with pytest.raises(ArtifactError, match="no model artifact at"):
         resolve_model(str(in_tmp_cwd / "nope"))
+
+
+def test_a_panel_name_where_one_model_is_needed_says_so_and_names_its_models() -> None:
+    """``molprop finetune --from admet`` (and every other one-model use): the shipped panel is
+    not a model; the error says it is a panel and which models it is made of."""
+    with pytest.raises(ArtifactError) as caught:
+        resolve_model("admet")
+    message = str(caught.value)
+    assert "'admet' is a panel" in message
+    assert "admet_regression, admet_classification, admet_tox21" in message
+    with pytest.raises(ArtifactError) as other:
+        resolve_model("no_such_model_here")
+    assert "panel" not in str(other.value)
