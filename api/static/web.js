@@ -424,8 +424,6 @@
     throw new Error(`${fileName}: no ${what} "${name}" in the header (columns: ${columns})`);
   }
 
-  // -> {smiles: [...], ids: [...], smilesColumn, idColumn, note} or throws Error with a
-  // message for the user
   // the first bytes of a zip archive (.xlsx, .ods) and of an OLE file (.xls): no text table
   const SPREADSHEET_MAGIC = [[0x50, 0x4b, 0x03, 0x04], [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]];
 
@@ -434,6 +432,8 @@
     return SPREADSHEET_MAGIC.some((magic) => magic.every((byte, i) => head[i] === byte));
   }
 
+  // -> {smiles: [...], ids: [...], smilesColumn, idColumn, note} or throws Error with a
+  // message for the user
   async function readInput() {
     const file = $("csv-file").files[0];
     if (file) {
