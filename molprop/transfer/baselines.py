@@ -90,23 +90,15 @@ def baseline_metrics(
     names: list[str],
 ) -> dict[str, dict[str, dict[str, float]]]:
     """``targets``: per part (``train`` needed) the (n, T) labels; ``start``: per part the
-    starting model's prediction in its units for each target, (n, T) (column j: what target
-    j's ``start`` baselines use, see :func:`start_columns`) or (n,) for every target alike,
-    or None (task types differ). -> ``{part: {baseline: metrics}}`` for every part but
-    ``train`` that has rows."""
+    starting model's (n, T) prediction in its units (column j: what target j's ``start``
+    baselines use, see :func:`start_columns`), or None (task types differ).
+    -> ``{part: {baseline: metrics}}`` for every part but ``train`` that has rows."""
     train = np.asarray(targets["train"], dtype=np.float64)
     mean = np.nanmean(train, axis=0)
-    n_targets = train.shape[1]
-
-    def columns(part: str) -> np.ndarray:
-        assert start is not None
-        p = np.asarray(start[part], dtype=np.float64)
-        return np.tile(p.reshape(-1, 1), (1, n_targets)) if p.ndim == 1 else p
-
     linear = []
     if start is not None:
-        p = columns("train")
-        linear = [_fit_linear(p[:, j], train[:, j], task_type) for j in range(n_targets)]
+        p = np.asarray(start["train"], dtype=np.float64)
+        linear = [_fit_linear(p[:, j], train[:, j], task_type) for j in range(train.shape[1])]
     out: dict[str, dict[str, dict[str, float]]] = {}
     for part, y in targets.items():
         if part == "train" or len(y) == 0:
@@ -114,7 +106,7 @@ def baseline_metrics(
         y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
         found = {"mean": compute_metrics(y, np.tile(mean, (len(y), 1)), task_type, names)}
         if start is not None:
-            p = columns(part)
+            p = np.asarray(start[part], dtype=np.float64)
             found["start"] = compute_metrics(y, p, task_type, names)
             if all(f is not None for f in linear):
                 pred = np.column_stack([f(p[:, j]) for j, f in enumerate(linear)])

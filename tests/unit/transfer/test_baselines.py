@@ -13,7 +13,7 @@ def test_regression_baselines_have_the_known_errors() -> None:
     rng = np.random.default_rng(0)
     p = {k: rng.normal(size=n) for k, n in (("train", 50), ("val", 20), ("test", 10))}
     y = {k: (1.0 + 2.0 * v)[:, None] for k, v in p.items()}  # exactly linear in p
-    found = baseline_metrics(y, p, "regression", ["y"])
+    found = baseline_metrics(y, {k: v[:, None] for k, v in p.items()}, "regression", ["y"])
     assert set(found) == {"val", "test"}
     mean = y["train"].mean()
     expected = np.sqrt(np.mean((y["val"][:, 0] - mean) ** 2))
@@ -29,7 +29,8 @@ def test_classification_baselines() -> None:
     rng = np.random.default_rng(1)
     p = {k: rng.uniform(size=n) for k, n in (("train", 200), ("val", 100))}
     y = {k: (v > 0.5).astype(float)[:, None] for k, v in p.items()}
-    found = baseline_metrics(y, p, "classification", ["active"])["val"]
+    columns = {k: v[:, None] for k, v in p.items()}
+    found = baseline_metrics(y, columns, "classification", ["active"])["val"]
     assert found["mean"]["roc_auc"] == pytest.approx(0.5)
     assert found["start"]["roc_auc"] == pytest.approx(1.0)
     assert found["start_linear"]["roc_auc"] == pytest.approx(1.0)
